@@ -1,0 +1,156 @@
+// Package app wires Planwerk together and runs its commands: serve,
+// tenant create, migrate and version.
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"runtime/debug"
+	"time"
+
+	"planwerk/internal/auth"
+	"planwerk/internal/config"
+	"planwerk/internal/httpapi"
+	"planwerk/internal/ratelimit"
+	"planwerk/internal/store"
+	"planwerk/internal/tenancy"
+)
+
+// Version is set at build time with -ldflags "-X planwerk/internal/app.Version=...".
+var Version = ""
+
+// IO is what a command reads and writes.
+type IO struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+}
+
+// ErrUsage marks a command line that could not be understood.
+var ErrUsage = errors.New("usage")
+
+const usage = `usage: planwerk <command> [flags]
+
+commands:
+  serve [--demo]      run the HTTP service (migrates the database first)
+  tenant create       create a tenant and its first admin user
+  migrate             apply database migrations and exit
+  version             print the version
+
+Run "planwerk <command> -h" for the flags of a command.
+`
+
+// Run runs the command named by args (without the program name).
+func Run(ctx context.Context, args []string, stdio IO) error {
+	if len(args) == 0 {
+		fmt.Fprint(stdio.Stderr, usage)
+		return ErrUsage
+	}
+	switch args[0] {
+	case "serve":
+		return runServe(ctx, args[1:], stdio)
+	case "migrate":
+		return runMigrate(ctx, args[1:], stdio)
+	case "tenant":
+		if len(args) < 2 || args[1] != "create" {
+			fmt.Fprint(stdio.Stderr, "usage: planwerk tenant create --slug S --admin-email E [--admin-password P] [--name N]\n")
+			return ErrUsage
+		}
+		return runTenantCreate(ctx, args[2:], stdio)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdio.Stdout, "planwerk", versionString())
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(stdio.Stdout, usage)
+		return nil
+	default:
+		fmt.Fprintf(stdio.Stderr, "unknown command %q\n\n%s", args[0], usage)
+		return ErrUsage
+	}
+}
+
+func versionString() string {
+	if Version != "" {
+		return Version
+	}
+	v := "dev"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += " (" + s.Value[:12] + ")"
+			}
+		}
+	}
+	return v + " " + runtime.Version()
+}
+
+// newFlags returns a flag set carrying the service settings.
+func newFlags(name string, cfg *config.Config, stdio IO) *flag.FlagSet {
+	fs := flag.NewFlagSet("planwerk "+name, flag.ContinueOnError)
+	fs.SetOutput(stdio.Stderr)
+	cfg.Register(fs)
+	return fs
+}
+
+func parse(fs *flag.FlagSet, args []string, stdio IO) error {
+	if err := config.Parse(fs, args, stdio.Getenv); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
+	}
+	return nil
+}
+
+// openDatabase opens and migrates the database of cfg.
+func openDatabase(ctx context.Context, cfg config.Config, log *slog.Logger) (*store.DB, error) {
+	db, err := store.Open(ctx, cfg.Database)
+	if err != nil {
+		return nil, err
+	}
+	n, err := db.Migrate(ctx)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	if n > 0 {
+		log.Info("database migrated", "engine", db.Engine(), "applied", n)
+	}
+	return db, nil
+}
+
+// Service is a running configuration of Planwerk's parts, ready to serve.
+type Service struct {
+	Config  config.Config
+	DB      *store.DB
+	Auth    *auth.Service
+	Hasher  *auth.Hasher
+	Handler *httpapi.Server
+}
+
+// NewService builds the service on an open, migrated database.
+func NewService(cfg config.Config, db *store.DB, log *slog.Logger) *Service {
+	hasher := auth.NewHasher(runtime.NumCPU())
+	authSvc := auth.NewService(db, hasher, auth.Config{
+		AccessTTL:    cfg.TokenTTL,
+		RefreshTTL:   30 * 24 * time.Hour,
+		CacheTTL:     2 * time.Second,
+		AccountBrake: ratelimit.NewMemory(ratelimit.Rule{Burst: 10, Every: time.Minute}),
+		AddressBrake: ratelimit.NewMemory(ratelimit.Rule{Burst: 50, Every: 10 * time.Second}),
+	}, log)
+	resolver := tenancy.NewResolver(db, cfg.BaseDomain, 10*time.Second)
+	handler := httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20}, db, authSvc, resolver, log)
+	return &Service{Config: cfg, DB: db, Auth: authSvc, Hasher: hasher, Handler: handler}
+}

@@ -1,0 +1,144 @@
+package app
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/mail"
+	"strings"
+
+	"planwerk/internal/config"
+	"planwerk/internal/store"
+	"planwerk/internal/tenancy"
+)
+
+func runMigrate(ctx context.Context, args []string, stdio IO) error {
+	cfg := config.Default()
+	fs := newFlags("migrate", &cfg, stdio)
+	if err := parse(fs, args, stdio); err != nil {
+		return err
+	}
+	db, err := store.Open(ctx, cfg.Database)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	n, err := db.Migrate(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdio.Stdout, "migrated %s database: %d migration(s) applied\n", db.Engine(), n)
+	return nil
+}
+
+// TenantSpec describes a tenant to create.
+type TenantSpec struct {
+	Slug, Name, AdminEmail, AdminPassword string
+}
+
+// Validate checks a TenantSpec before anything is written.
+func (s TenantSpec) Validate() error {
+	var problems []string
+	if !tenancy.ValidSlug(s.Slug) {
+		problems = append(problems, "--slug must be 2 to 63 characters of a-z, 0-9 and -")
+	}
+	if !validEmail(s.AdminEmail) {
+		problems = append(problems, "--admin-email must be an e-mail address")
+	}
+	if len(s.AdminPassword) < 8 {
+		problems = append(problems, "the admin password must have at least 8 characters")
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+func validEmail(s string) bool {
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Address == s && a.Name == ""
+}
+
+// CreateTenant creates a tenant with its first admin. The admin's e-mail
+// address must not belong to a user of any tenant yet.
+func CreateTenant(ctx context.Context, svc *Service, spec TenantSpec) (store.Tenant, store.User, error) {
+	if err := spec.Validate(); err != nil {
+		return store.Tenant{}, store.User{}, err
+	}
+	if spec.Name == "" {
+		spec.Name = spec.Slug
+	}
+	hash, err := svc.Hasher.Hash(ctx, spec.AdminPassword)
+	if err != nil {
+		return store.Tenant{}, store.User{}, err
+	}
+	return svc.DB.CreateTenant(ctx, spec.Slug, spec.Name, store.NewAdmin{Email: spec.AdminEmail, PasswordHash: hash})
+}
+
+func runTenantCreate(ctx context.Context, args []string, stdio IO) error {
+	cfg := config.Default()
+	fs := newFlags("tenant create", &cfg, stdio)
+	var spec TenantSpec
+	fs.StringVar(&spec.Slug, "slug", "", "tenant slug: 2-63 characters of a-z, 0-9 and -")
+	fs.StringVar(&spec.AdminEmail, "admin-email", "", "e-mail address of the first admin")
+	fs.StringVar(&spec.AdminPassword, "admin-password", "", "password of the first admin (else PLANWERK_ADMIN_PASSWORD, else standard input)")
+	fs.StringVar(&spec.Name, "name", "", "display name (default: the slug)")
+	if err := parse(fs, args, stdio); err != nil {
+		return err
+	}
+	if spec.AdminPassword == "" && stdio.Stdin != nil {
+		line, err := bufio.NewReader(stdio.Stdin).ReadString('\n')
+		if err != nil && line == "" {
+			return fmt.Errorf("%w: no admin password given (flag, PLANWERK_ADMIN_PASSWORD or standard input)", ErrUsage)
+		}
+		spec.AdminPassword = strings.TrimRight(line, "\r\n")
+	}
+	if err := spec.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	log := slog.New(slog.NewJSONHandler(stdio.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	db, err := openDatabase(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	t, u, err := CreateTenant(ctx, NewService(cfg, db, log), spec)
+	if errors.Is(err, store.ErrConflict) {
+		return fmt.Errorf("tenant %q not created: the slug or the admin e-mail address is already taken", spec.Slug)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdio.Stdout, "created tenant %s (id %d) with admin %s (user id %d)\n", t.Slug, t.ID, u.Email, u.ID)
+	return nil
+}
+
+// Demo tenant credentials, documented in README.md.
+const (
+	demoSlug     = "demo"
+	demoEmail    = "admin@demo.test"
+	demoPassword = "demo-password"
+)
+
+// seedDemo creates the demo tenant if missing and prints a curl command
+// that fetches a token.
+func seedDemo(ctx context.Context, svc *Service, stdio IO, addr string) error {
+	_, err := svc.DB.TenantBySlug(ctx, demoSlug)
+	if errors.Is(err, store.ErrNotFound) {
+		_, _, err = CreateTenant(ctx, svc, TenantSpec{Slug: demoSlug, Name: "Demo", AdminEmail: demoEmail, AdminPassword: demoPassword})
+	}
+	if err != nil {
+		return fmt.Errorf("demo tenant: %w", err)
+	}
+	host := addr
+	if strings.HasPrefix(host, ":") {
+		host = "localhost" + host
+	}
+	fmt.Fprintf(stdio.Stdout, `demo tenant ready: %s / %s
+get a token:
+  curl -s http://%s/oauth2/token -H 'companyurl: %s' -d grant_type=password -d username=%s -d password=%s -d client_id=cli -d client_secret=cli
+`, demoEmail, demoPassword, host, demoSlug, demoEmail, demoPassword)
+	return nil
+}

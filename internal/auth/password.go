@@ -1,0 +1,108 @@
+// Package auth issues and checks credentials: password hashes, OAuth2
+// password and refresh grants, and bearer tokens.
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+
+	"golang.org/x/crypto/argon2"
+)
+
+// Argon2id parameters: OWASP's recommended minimum (19 MiB, 2 passes, 1 lane).
+const (
+	argonTime    = 2
+	argonMemory  = 19 * 1024
+	argonThreads = 1
+	argonKeyLen  = 32
+	argonSaltLen = 16
+)
+
+// Hasher hashes and checks passwords with argon2id. It bounds how many
+// hashes run at once, so a burst of logins cannot exhaust memory.
+type Hasher struct {
+	slots chan struct{}
+	dummy string // a real hash to check against for unknown users
+}
+
+// NewHasher returns a Hasher running at most parallel hashes at once.
+func NewHasher(parallel int) *Hasher {
+	if parallel < 1 {
+		parallel = 1
+	}
+	h := &Hasher{slots: make(chan struct{}, parallel)}
+	h.dummy, _ = h.Hash(context.Background(), "planwerk-dummy-password")
+	return h
+}
+
+// Hash returns the PHC-formatted argon2id hash of password.
+func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
+	salt := make([]byte, argonSaltLen)
+	if _, err := rand.Read(salt); err != nil {
+		return "", fmt.Errorf("hash password: %w", err)
+	}
+	key, err := h.derive(ctx, password, salt, argonTime, argonMemory, argonThreads, argonKeyLen)
+	if err != nil {
+		return "", err
+	}
+	b64 := base64.RawStdEncoding
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s",
+		argon2.Version, argonMemory, argonTime, argonThreads, b64.EncodeToString(salt), b64.EncodeToString(key)), nil
+}
+
+// Verify reports whether password matches encoded, comparing in constant time.
+func (h *Hasher) Verify(ctx context.Context, password, encoded string) (bool, error) {
+	parts := strings.Split(encoded, "$")
+	if len(parts) != 6 || parts[1] != "argon2id" {
+		return false, errors.New("verify password: not an argon2id hash")
+	}
+	var version int
+	var memory, time uint32
+	var threads uint8
+	if _, err := fmt.Sscanf(parts[2], "v=%d", &version); err != nil || version != argon2.Version {
+		return false, errors.New("verify password: unsupported argon2 version")
+	}
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &memory, &time, &threads); err != nil {
+		return false, fmt.Errorf("verify password: parameters: %w", err)
+	}
+	b64 := base64.RawStdEncoding
+	salt, err := b64.DecodeString(parts[4])
+	if err != nil {
+		return false, fmt.Errorf("verify password: salt: %w", err)
+	}
+	want, err := b64.DecodeString(parts[5])
+	if err != nil {
+		return false, fmt.Errorf("verify password: key: %w", err)
+	}
+	got, err := h.derive(ctx, password, salt, time, memory, threads, uint32(len(want)))
+	if err != nil {
+		return false, err
+	}
+	return subtle.ConstantTimeCompare(got, want) == 1, nil
+}
+
+// VerifyDummy spends the same time as Verify for a user that does not
+// exist, so response times do not reveal which e-mail addresses are known.
+func (h *Hasher) VerifyDummy(ctx context.Context, password string) {
+	_, _ = h.Verify(ctx, password, h.dummy)
+}
+
+func (h *Hasher) derive(ctx context.Context, password string, salt []byte, time, memory uint32, threads uint8, keyLen uint32) ([]byte, error) {
+	// Refuse parameters no hash of ours has, so a tampered row cannot make
+	// verification allocate without bound.
+	if memory > 1<<20 || time > 16 || threads == 0 || keyLen == 0 || keyLen > 64 {
+		return nil, errors.New("verify password: argon2 parameters out of range")
+	}
+	select {
+	case h.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-h.slots }()
+	return argon2.IDKey([]byte(password), salt, time, memory, threads, keyLen), nil
+}

@@ -1,0 +1,123 @@
+// Package config reads Planwerk's settings from command-line flags, each
+// of which also reads the environment variable PLANWERK_<FLAG>.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Config holds the service settings of CONTRACT.md "The program".
+type Config struct {
+	Addr               string
+	Database           string
+	Files              string
+	BaseDomain         string
+	PublicURL          string
+	Redis              string
+	MaxUploadBytes     int64
+	TenantStorageBytes int64
+	FileRate           int
+	TokenTTL           time.Duration
+}
+
+// Default returns the documented defaults.
+func Default() Config {
+	return Config{
+		Addr:               ":8080",
+		Database:           "sqlite:data/planwerk.db",
+		Files:              "data/files",
+		BaseDomain:         "localhost",
+		MaxUploadBytes:     25 << 20,
+		TenantStorageBytes: 1 << 30,
+		FileRate:           60,
+		TokenTTL:           time.Hour,
+	}
+}
+
+// Register defines the service flags on fs, writing into c.
+func (c *Config) Register(fs *flag.FlagSet) {
+	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address")
+	fs.StringVar(&c.Database, "database", c.Database, "sqlite:PATH or a postgres:// URL")
+	fs.StringVar(&c.Files, "files", c.Files, "file store: a folder, or s3://BUCKET?endpoint=HOST:PORT&region=R&secure=false")
+	fs.StringVar(&c.BaseDomain, "base-domain", c.BaseDomain, "tenant hosts are SLUG.BASE-DOMAIN")
+	fs.StringVar(&c.PublicURL, "public-url", c.PublicURL, "base URL of signed download links (default: from the request)")
+	fs.StringVar(&c.Redis, "redis", c.Redis, "redis:// URL for rate-limit counters shared by all instances")
+	fs.Int64Var(&c.MaxUploadBytes, "max-upload-bytes", c.MaxUploadBytes, "per-upload size cap in bytes")
+	fs.Int64Var(&c.TenantStorageBytes, "tenant-storage-bytes", c.TenantStorageBytes, "default storage cap per tenant in bytes")
+	fs.IntVar(&c.FileRate, "file-rate", c.FileRate, "upload and download-URL requests per user per minute")
+	fs.Func("token-ttl", "access token lifetime in seconds (default 3600)", func(s string) error {
+		var secs int64
+		if _, err := fmt.Sscan(s, &secs); err != nil || secs <= 0 {
+			return errors.New("must be a positive number of seconds")
+		}
+		c.TokenTTL = time.Duration(secs) * time.Second
+		return nil
+	})
+}
+
+// Validate checks the settings that can be checked without connecting.
+func (c *Config) Validate() error {
+	var problems []string
+	if !strings.HasPrefix(c.Database, "sqlite:") && !strings.HasPrefix(c.Database, "postgres://") &&
+		!strings.HasPrefix(c.Database, "postgresql://") {
+		problems = append(problems, "--database must be sqlite:PATH or a postgres:// URL")
+	}
+	if c.BaseDomain == "" {
+		problems = append(problems, "--base-domain must not be empty")
+	}
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || u.Scheme == "" || u.Host == "" {
+			problems = append(problems, "--public-url must be an absolute URL")
+		}
+	}
+	if c.Redis != "" && !strings.HasPrefix(c.Redis, "redis://") && !strings.HasPrefix(c.Redis, "rediss://") {
+		problems = append(problems, "--redis must be a redis:// URL")
+	}
+	if c.MaxUploadBytes <= 0 {
+		problems = append(problems, "--max-upload-bytes must be positive")
+	}
+	if c.TenantStorageBytes <= 0 {
+		problems = append(problems, "--tenant-storage-bytes must be positive")
+	}
+	if c.FileRate <= 0 {
+		problems = append(problems, "--file-rate must be positive")
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// Parse parses args into fs; every flag not given on the command line is
+// then taken from PLANWERK_<FLAG> when that variable is set. Flags win.
+func Parse(fs *flag.FlagSet, args []string, getenv func(string) string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if given[f.Name] || err != nil {
+			return
+		}
+		name := EnvName(f.Name)
+		if v := getenv(name); v != "" {
+			if setErr := fs.Set(f.Name, v); setErr != nil {
+				err = fmt.Errorf("%s: %w", name, setErr)
+			}
+		}
+	})
+	return err
+}
+
+// EnvName is the environment variable of a flag: PLANWERK_ + upper case,
+// with '-' as '_'.
+func EnvName(flagName string) string {
+	return "PLANWERK_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}

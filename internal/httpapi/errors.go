@@ -1,0 +1,115 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"planwerk/internal/auth"
+	"planwerk/internal/store"
+	"planwerk/internal/tenancy"
+)
+
+// Error is an error with its HTTP answer. Handlers return it, or any error
+// that errorFor maps, and the adapter writes the contract's JSON body.
+type Error struct {
+	Status     int
+	Code       string
+	Message    string
+	Problems   []Problem
+	RetryAfter time.Duration
+}
+
+// Problem names one invalid field of a request.
+type Problem struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// errorBody is the JSON body of every error answer outside the token endpoint.
+type errorBody struct {
+	Code     string    `json:"code"`
+	Message  string    `json:"message"`
+	Problems []Problem `json:"problems,omitempty"`
+}
+
+// Errorf builds an *Error.
+func Errorf(status int, code, message string) *Error {
+	return &Error{Status: status, Code: code, Message: message}
+}
+
+// errorFor maps any error to its answer. Errors it does not know become a
+// generic 500; their cause is only logged.
+func errorFor(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	var te *tenancy.Error
+	if errors.As(err, &te) {
+		return Errorf(http.StatusBadRequest, te.Code, te.Message)
+	}
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return Errorf(http.StatusRequestEntityTooLarge, "body_too_large",
+			"the request body is larger than "+strconv.FormatInt(mbe.Limit, 10)+" bytes")
+	case errors.Is(err, auth.ErrUnauthorized):
+		return Errorf(http.StatusUnauthorized, "unauthorized", "a valid bearer token is required")
+	case errors.Is(err, store.ErrNotFound):
+		return Errorf(http.StatusNotFound, "not_found", "no such record")
+	case errors.Is(err, store.ErrConflict):
+		return Errorf(http.StatusConflict, "conflict", "the record conflicts with an existing one")
+	case errors.Is(err, context.Canceled):
+		return Errorf(499, "canceled", "the client went away")
+	}
+	return Errorf(http.StatusInternalServerError, "internal_error", "internal server error")
+}
+
+// handlerFunc is an HTTP handler that returns its error.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// handle adapts a handlerFunc: a returned error is logged when it is the
+// server's fault and answered with the contract's JSON error.
+func (s *Server) handle(h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	e := errorFor(err)
+	if e.Status >= 500 {
+		s.log.ErrorContext(r.Context(), "request failed", "request_id", requestID(r.Context()), "err", err)
+	}
+	if e.Status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="planwerk"`)
+	}
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", retryAfterSeconds(e.RetryAfter))
+	}
+	writeJSON(w, e.Status, errorBody{Code: e.Code, Message: e.Message, Problems: e.Problems})
+}
+
+// retryAfterSeconds rounds up, so a client never retries too early.
+func retryAfterSeconds(d time.Duration) string {
+	secs := int64((d + time.Second - 1) / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	return strconv.FormatInt(secs, 10)
+}
+
+// logAttrs lets handlers add attributes to the request log line.
+func logAttrs(ctx context.Context, attrs ...slog.Attr) {
+	if info := infoFrom(ctx); info != nil {
+		info.attrs = append(info.attrs, attrs...)
+	}
+}

@@ -1,0 +1,169 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"planwerk/internal/auth"
+	"planwerk/internal/store"
+)
+
+// requestInfo travels with a request: the middleware fills it in and the
+// log line at the end reads it.
+type requestInfo struct {
+	id        string
+	tenant    store.Tenant
+	principal auth.Principal
+	attrs     []slog.Attr
+}
+
+type infoKey struct{}
+
+func infoFrom(ctx context.Context) *requestInfo {
+	info, _ := ctx.Value(infoKey{}).(*requestInfo)
+	return info
+}
+
+func requestID(ctx context.Context) string {
+	if info := infoFrom(ctx); info != nil {
+		return info.id
+	}
+	return ""
+}
+
+// tenantOf returns the tenant resolved for the request.
+func tenantOf(r *http.Request) store.Tenant { return infoFrom(r.Context()).tenant }
+
+// principalOf returns the authenticated caller of the request.
+func principalOf(r *http.Request) auth.Principal { return infoFrom(r.Context()).principal }
+
+// statusWriter remembers the status and size of the answer for the log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// observe gives each request an id, turns panics into a generic 500 and
+// logs one line per request. Neither query strings nor headers are
+// logged: they may carry credentials.
+func (s *Server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		info := &requestInfo{id: newRequestID()}
+		w.Header().Set("X-Request-Id", info.id)
+		r = r.WithContext(context.WithValue(r.Context(), infoKey{}, info))
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.log.ErrorContext(r.Context(), "panic", "request_id", info.id,
+					"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				if sw.status == 0 {
+					s.writeError(sw, r, fmt.Errorf("panic: %v", p))
+				}
+			}
+			attrs := []slog.Attr{
+				slog.String("method", r.Method),
+				slog.String("path", r.URL.Path),
+				slog.Int("status", sw.status),
+				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+				slog.Int64("bytes", sw.bytes),
+				slog.String("request_id", info.id),
+			}
+			if info.tenant.Slug != "" {
+				attrs = append(attrs, slog.String("tenant", info.tenant.Slug))
+			}
+			if info.principal.UserID != 0 {
+				attrs = append(attrs, slog.Int64("user_id", info.principal.UserID))
+			}
+			attrs = append(attrs, info.attrs...)
+			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+func newRequestID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// limitBody caps request bodies.
+func limitBody(limit int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// withTenant resolves the tenant of the request or answers 400.
+func (s *Server) withTenant(next http.Handler) http.Handler {
+	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		t, err := s.tenants.Resolve(r)
+		if err != nil {
+			return err
+		}
+		infoFrom(r.Context()).tenant = t
+		next.ServeHTTP(w, r)
+		return nil
+	})
+}
+
+// withAuth requires a valid bearer token of the request's tenant.
+func (s *Server) withAuth(next http.Handler) http.Handler {
+	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		token, ok := bearerToken(r)
+		if !ok {
+			return auth.ErrUnauthorized
+		}
+		info := infoFrom(r.Context())
+		p, err := s.auth.Authenticate(r.Context(), info.tenant.ID, token)
+		if err != nil {
+			return err
+		}
+		info.principal = p
+		next.ServeHTTP(w, r)
+		return nil
+	})
+}
+
+// bearerToken returns the token of an "Authorization: Bearer" header.
+func bearerToken(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}

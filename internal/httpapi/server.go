@@ -1,0 +1,123 @@
+// Package httpapi is Planwerk's HTTP edge: routes, middleware, the
+// token endpoint and the JSON error contract.
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"planwerk/internal/auth"
+	"planwerk/internal/store"
+	"planwerk/internal/tenancy"
+)
+
+// Config is what the HTTP edge needs to know.
+type Config struct {
+	// MaxBodyBytes caps request bodies outside file uploads.
+	MaxBodyBytes int64
+}
+
+// Server serves the API.
+type Server struct {
+	cfg     Config
+	db      *store.DB
+	auth    *auth.Service
+	tenants *tenancy.Resolver
+	log     *slog.Logger
+	mux     *http.ServeMux
+}
+
+// New returns a Server with all routes registered.
+func New(cfg Config, db *store.DB, authSvc *auth.Service, tenants *tenancy.Resolver, log *slog.Logger) *Server {
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 1 << 20
+	}
+	s := &Server{cfg: cfg, db: db, auth: authSvc, tenants: tenants, log: log, mux: http.NewServeMux()}
+	s.routes()
+	return s
+}
+
+// routes is the route table: every endpoint of the service, in one place.
+func (s *Server) routes() {
+	// Operations: no tenant, no token.
+	s.mux.Handle("GET /healthz", s.handle(s.healthz))
+	s.mux.Handle("GET /readyz", s.handle(s.readyz))
+
+	// The token endpoint needs the tenant but no token; its errors follow RFC 6749.
+	s.mux.Handle("POST /oauth2/token", http.HandlerFunc(s.token))
+
+	// Data endpoints: tenant, then bearer token.
+	s.data("GET /v1/users/me", s.usersMe)
+}
+
+// data registers a /v1 endpoint behind tenant resolution and authentication.
+func (s *Server) data(pattern string, h handlerFunc) {
+	s.mux.Handle(pattern, s.withTenant(s.withAuth(s.handle(h))))
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.observe(limitBody(s.cfg.MaxBodyBytes, http.HandlerFunc(s.dispatch))).ServeHTTP(w, r)
+}
+
+// dispatch routes the request; paths and methods the mux does not know are
+// answered with the contract's JSON 404 and 405 instead of plain text.
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
+	h, pattern := s.mux.Handler(r)
+	if pattern != "" {
+		h.ServeHTTP(w, r)
+		return
+	}
+	// Let the mux decide between 404 and 405 (and its Allow header), then
+	// answer in JSON.
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	switch rec.Code {
+	case http.StatusMethodNotAllowed:
+		if allow := rec.Header().Get("Allow"); allow != "" {
+			w.Header().Set("Allow", allow)
+		}
+		s.writeError(w, r, Errorf(http.StatusMethodNotAllowed, "method_not_allowed",
+			r.Method+" is not allowed on "+r.URL.Path))
+	case http.StatusMovedPermanently, http.StatusPermanentRedirect, http.StatusTemporaryRedirect:
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+	default:
+		s.writeError(w, r, Errorf(http.StatusNotFound, "not_found", "no endpoint at "+r.URL.Path))
+	}
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return nil
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
+	if err := s.db.Ping(r.Context()); err != nil {
+		s.log.WarnContext(r.Context(), "not ready", "err", err)
+		return Errorf(http.StatusServiceUnavailable, "not_ready", "the database does not answer")
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	return nil
+}
+
+func (s *Server) usersMe(w http.ResponseWriter, r *http.Request) error {
+	p := principalOf(r)
+	u, err := s.db.UserByID(r.Context(), p.TenantID, p.UserID)
+	if err != nil {
+		return err
+	}
+	writeRawJSON(w, http.StatusOK, append(u.Doc, '\n'))
+	return nil
+}
+
+// isFormContentType reports whether a Content-Type header names a
+// form-encoded body, ignoring parameters such as charset.
+func isFormContentType(ct string) bool {
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "application/x-www-form-urlencoded")
+}

@@ -1,0 +1,263 @@
+// Package store keeps Planwerk's records in SQLite or PostgreSQL.
+//
+// Both engines run the same SQL wherever they can; the few places where they
+// really differ sit behind the small dialect interface. Every query that
+// touches tenant data takes the tenant id as its first parameter.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
+)
+
+// Sentinel errors. Callers test them with errors.Is.
+var (
+	// ErrNotFound means the record does not exist in the caller's tenant.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict means a uniqueness rule would be broken.
+	ErrConflict = errors.New("conflict")
+)
+
+// Querier runs SQL; both *DB and the transaction handle passed to Tx
+// implement it, so store functions work inside and outside transactions.
+type Querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// DB is an open database of either engine.
+type DB struct {
+	write   *sql.DB // all writes and transactions
+	read    *sql.DB // plain reads; the same pool as write on PostgreSQL
+	dialect dialect
+	dsn     string
+}
+
+// Open connects to the database named by dsn: "sqlite:PATH" or a
+// "postgres://" / "postgresql://" URL. For SQLite the folder of PATH is
+// created when missing.
+func Open(ctx context.Context, dsn string) (*DB, error) {
+	switch {
+	case strings.HasPrefix(dsn, "sqlite:"):
+		return openSQLite(ctx, dsn, strings.TrimPrefix(dsn, "sqlite:"))
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		return openPostgres(ctx, dsn)
+	default:
+		return nil, fmt.Errorf("open database: %q is neither sqlite:PATH nor a postgres:// URL", dsn)
+	}
+}
+
+func openSQLite(ctx context.Context, dsn, path string) (*DB, error) {
+	if path == "" {
+		return nil, errors.New("open database: sqlite: needs a file path")
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, fmt.Errorf("open database: create folder: %w", err)
+		}
+	}
+	// synchronous(FULL): a commit is on disk before the client hears of it,
+	// even across a power cut. busy_timeout lets a second process wait for
+	// the write lock instead of failing.
+	pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)"
+	// Writes go through one connection whose transactions take the write
+	// lock up front (BEGIN IMMEDIATE), so two writers never deadlock on a
+	// lock upgrade.
+	write, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	write.SetMaxOpenConns(1)
+	write.SetMaxIdleConns(1)
+	write.SetConnMaxLifetime(0)
+	read, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_pragma=query_only(1)")
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	read.SetMaxOpenConns(8)
+	read.SetMaxIdleConns(8)
+	read.SetConnMaxIdleTime(5 * time.Minute)
+	db := &DB{write: write, read: read, dialect: sqliteDialect{}, dsn: dsn}
+	// Touch the write connection first so WAL mode is set before readers open.
+	if err := db.Ping(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func openPostgres(ctx context.Context, dsn string) (*DB, error) {
+	pool, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	pool.SetMaxOpenConns(32)
+	pool.SetMaxIdleConns(32)
+	pool.SetConnMaxIdleTime(5 * time.Minute)
+	db := &DB{write: pool, read: pool, dialect: postgresDialect{}, dsn: dsn}
+	if err := db.Ping(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Engine names the database engine: "sqlite" or "postgres".
+func (db *DB) Engine() string { return db.dialect.name() }
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.write.PingContext(ctx); err != nil {
+		return fmt.Errorf("ping %s: %w", db.dialect.name(), err)
+	}
+	if db.read != db.write {
+		if err := db.read.PingContext(ctx); err != nil {
+			return fmt.Errorf("ping %s readers: %w", db.dialect.name(), err)
+		}
+	}
+	return nil
+}
+
+// Close closes all connections.
+func (db *DB) Close() error {
+	err := db.write.Close()
+	if db.read != db.write {
+		err = errors.Join(err, db.read.Close())
+	}
+	return err
+}
+
+// Stats reports the connection pool of writes (and, on PostgreSQL, of everything).
+func (db *DB) Stats() sql.DBStats { return db.write.Stats() }
+
+// ExecContext runs a statement on the write pool.
+func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return db.write.ExecContext(ctx, query, args...)
+}
+
+// QueryContext runs a read on the read pool.
+func (db *DB) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return db.read.QueryContext(ctx, query, args...)
+}
+
+// QueryRowContext runs a one-row read on the read pool.
+func (db *DB) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return db.read.QueryRowContext(ctx, query, args...)
+}
+
+// Tx runs fn in a transaction that commits when fn returns nil and rolls
+// back on error or panic. On PostgreSQL, serialization failures and
+// deadlocks are retried a few times with fn run afresh.
+func (db *DB) Tx(ctx context.Context, fn func(q Querier) error) error {
+	const attempts = 5
+	var err error
+	for i := 0; i < attempts; i++ {
+		err = db.tx(ctx, fn)
+		if err == nil || !db.dialect.retryable(err) {
+			return err
+		}
+		time.Sleep(time.Duration(i+1) * 5 * time.Millisecond)
+	}
+	return err
+}
+
+func (db *DB) tx(ctx context.Context, fn func(q Querier) error) (err error) {
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tx.Rollback()
+			panic(p)
+		}
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	if err = fn(tx); err != nil {
+		return err
+	}
+	if err = tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// nextID allocates an identifier for a new record of the tenant. Identifiers
+// are unique across all resources of a tenant, so an upload id never equals
+// the id of the record it belongs to.
+func (db *DB) nextID(ctx context.Context, q Querier, tenantID int64) (int64, error) {
+	return db.dialect.nextID(ctx, q, tenantID)
+}
+
+// dialect holds what differs between the engines.
+type dialect interface {
+	name() string
+	// nextID returns a fresh record id for the tenant.
+	nextID(ctx context.Context, q Querier, tenantID int64) (int64, error)
+	// uniqueViolation reports whether err broke a unique constraint.
+	uniqueViolation(err error) bool
+	// retryable reports whether a transaction failing with err may be run again.
+	retryable(err error) bool
+}
+
+type sqliteDialect struct{}
+
+func (sqliteDialect) name() string { return "sqlite" }
+
+// SQLite has a single writer, so a per-tenant counter row costs nothing extra.
+func (sqliteDialect) nextID(ctx context.Context, q Querier, tenantID int64) (int64, error) {
+	var id int64
+	err := q.QueryRowContext(ctx,
+		`INSERT INTO tenant_sequences (tenant_id, last_id) VALUES ($1, 1)
+		 ON CONFLICT (tenant_id) DO UPDATE SET last_id = tenant_sequences.last_id + 1
+		 RETURNING last_id`,
+		tenantID).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("next id: %w", err)
+	}
+	return id, nil
+}
+
+func (sqliteDialect) uniqueViolation(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
+
+func (sqliteDialect) retryable(error) bool { return false }
+
+type postgresDialect struct{}
+
+func (postgresDialect) name() string { return "postgres" }
+
+// PostgreSQL uses one sequence: it never blocks concurrent writers and works
+// unchanged when tables are distributed by tenant.
+func (postgresDialect) nextID(ctx context.Context, q Querier, _ int64) (int64, error) {
+	var id int64
+	if err := q.QueryRowContext(ctx, `SELECT nextval('record_ids')`).Scan(&id); err != nil {
+		return 0, fmt.Errorf("next id: %w", err)
+	}
+	return id, nil
+}
+
+func (postgresDialect) uniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}
+
+func (postgresDialect) retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
+}

@@ -1,0 +1,157 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrTokenReused means a refresh token that was already spent came back.
+var ErrTokenReused = errors.New("refresh token reused")
+
+// TokenPair is what the service stores for one issued access and refresh
+// token: their hashes, never the tokens.
+type TokenPair struct {
+	AccessHash    []byte
+	RefreshHash   []byte
+	UserID        int64
+	FamilyID      []byte // every token descended from one login shares it
+	AccessExpiry  time.Time
+	RefreshExpiry time.Time
+}
+
+// AccessToken is a stored access token joined with its user.
+type AccessToken struct {
+	UserID    int64
+	IsAdmin   bool
+	ExpiresAt time.Time
+	Revoked   bool
+}
+
+// InsertTokens stores a new access/refresh pair.
+func (db *DB) InsertTokens(ctx context.Context, q Querier, tenantID int64, p TokenPair) error {
+	_, err := q.ExecContext(ctx,
+		`INSERT INTO access_tokens (tenant_id, token_hash, user_id, family_id, expires_at) VALUES ($1, $2, $3, $4, $5)`,
+		tenantID, p.AccessHash, p.UserID, p.FamilyID, p.AccessExpiry.UnixMilli())
+	if err != nil {
+		return fmt.Errorf("insert access token: %w", err)
+	}
+	_, err = q.ExecContext(ctx,
+		`INSERT INTO refresh_tokens (tenant_id, token_hash, user_id, family_id, expires_at) VALUES ($1, $2, $3, $4, $5)`,
+		tenantID, p.RefreshHash, p.UserID, p.FamilyID, p.RefreshExpiry.UnixMilli())
+	if err != nil {
+		return fmt.Errorf("insert refresh token: %w", err)
+	}
+	return nil
+}
+
+// AccessTokenByHash finds an access token of the tenant whose user still exists.
+func (db *DB) AccessTokenByHash(ctx context.Context, tenantID int64, hash []byte) (AccessToken, error) {
+	var t AccessToken
+	var expires int64
+	err := db.QueryRowContext(ctx,
+		`SELECT t.user_id, u.is_admin, t.expires_at, t.revoked
+		   FROM access_tokens t JOIN users u ON u.tenant_id = t.tenant_id AND u.id = t.user_id
+		  WHERE t.tenant_id = $1 AND t.token_hash = $2`,
+		tenantID, hash).Scan(&t.UserID, &t.IsAdmin, &expires, &t.Revoked)
+	if errors.Is(err, sql.ErrNoRows) {
+		return AccessToken{}, fmt.Errorf("access token: %w", ErrNotFound)
+	}
+	if err != nil {
+		return AccessToken{}, fmt.Errorf("access token: %w", err)
+	}
+	t.ExpiresAt = time.UnixMilli(expires)
+	return t, nil
+}
+
+// SpendRefreshToken marks a live refresh token used and returns its user and
+// family. A token that was spent before returns ErrTokenReused with its
+// family id, so the caller can revoke the family; anything else unusable
+// returns ErrNotFound. Exactly one of several concurrent callers succeeds.
+func (db *DB) SpendRefreshToken(ctx context.Context, q Querier, tenantID int64, hash []byte, now time.Time) (userID int64, family []byte, err error) {
+	err = q.QueryRowContext(ctx,
+		`UPDATE refresh_tokens SET used = TRUE
+		  WHERE tenant_id = $1 AND token_hash = $2 AND used = FALSE AND revoked = FALSE AND expires_at > $3
+		  RETURNING user_id, family_id`,
+		tenantID, hash, now.UnixMilli()).Scan(&userID, &family)
+	if err == nil {
+		return userID, family, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return 0, nil, fmt.Errorf("spend refresh token: %w", err)
+	}
+	var used bool
+	err = q.QueryRowContext(ctx,
+		`SELECT used, family_id FROM refresh_tokens WHERE tenant_id = $1 AND token_hash = $2`,
+		tenantID, hash).Scan(&used, &family)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, nil, fmt.Errorf("refresh token: %w", ErrNotFound)
+	case err != nil:
+		return 0, nil, fmt.Errorf("refresh token: %w", err)
+	case used:
+		return 0, family, ErrTokenReused
+	default: // expired or revoked
+		return 0, nil, fmt.Errorf("refresh token: %w", ErrNotFound)
+	}
+}
+
+// RevokeFamily revokes every access and refresh token descended from one login.
+func (db *DB) RevokeFamily(ctx context.Context, q Querier, tenantID int64, family []byte) error {
+	if _, err := q.ExecContext(ctx,
+		`UPDATE access_tokens SET revoked = TRUE WHERE tenant_id = $1 AND family_id = $2`, tenantID, family); err != nil {
+		return fmt.Errorf("revoke access tokens: %w", err)
+	}
+	if _, err := q.ExecContext(ctx,
+		`UPDATE refresh_tokens SET revoked = TRUE WHERE tenant_id = $1 AND family_id = $2`, tenantID, family); err != nil {
+		return fmt.Errorf("revoke refresh tokens: %w", err)
+	}
+	return nil
+}
+
+// RevokeUserTokens revokes every token of one user.
+func (db *DB) RevokeUserTokens(ctx context.Context, q Querier, tenantID, userID int64) error {
+	if _, err := q.ExecContext(ctx,
+		`UPDATE access_tokens SET revoked = TRUE WHERE tenant_id = $1 AND user_id = $2`, tenantID, userID); err != nil {
+		return fmt.Errorf("revoke access tokens: %w", err)
+	}
+	if _, err := q.ExecContext(ctx,
+		`UPDATE refresh_tokens SET revoked = TRUE WHERE tenant_id = $1 AND user_id = $2`, tenantID, userID); err != nil {
+		return fmt.Errorf("revoke refresh tokens: %w", err)
+	}
+	return nil
+}
+
+// PurgeExpiredTokens deletes tokens that expired before cutoff. It is
+// housekeeping across all tenants, one tenant at a time.
+func (db *DB) PurgeExpiredTokens(ctx context.Context, cutoff time.Time) error {
+	rows, err := db.QueryContext(ctx, `SELECT id FROM tenants`)
+	if err != nil {
+		return fmt.Errorf("purge tokens: %w", err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return fmt.Errorf("purge tokens: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		return fmt.Errorf("purge tokens: %w", err)
+	}
+	rows.Close()
+	for _, id := range ids {
+		for _, table := range []string{"access_tokens", "refresh_tokens"} {
+			if _, err := db.ExecContext(ctx,
+				`DELETE FROM `+table+` WHERE tenant_id = $1 AND expires_at < $2`, id, cutoff.UnixMilli()); err != nil {
+				return fmt.Errorf("purge %s: %w", table, err)
+			}
+		}
+	}
+	return nil
+}

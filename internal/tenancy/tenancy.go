@@ -1,0 +1,182 @@
+// Package tenancy finds the tenant a request belongs to from its
+// companyurl, origin, referrer or referer header and its host.
+package tenancy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"planwerk/internal/store"
+)
+
+// Errors of resolution; each carries the contract's error code.
+var (
+	ErrRequired = &Error{Code: "tenant_required", Message: "name the tenant in a companyurl, origin or referer header"}
+	ErrUnknown  = &Error{Code: "unknown_tenant", Message: "no tenant matches the companyurl, origin or referer header"}
+	ErrMismatch = &Error{Code: "tenant_mismatch", Message: "the tenant header names another tenant than the request host"}
+)
+
+// Error is a resolution failure, answered with 400.
+type Error struct {
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Headers are the request headers that may name the tenant, in the order
+// they are looked at.
+var Headers = []string{"companyurl", "origin", "referrer", "referer"}
+
+// ValidSlug reports whether s is a well-formed tenant slug: 2 to 63 of
+// a-z, 0-9 and '-'.
+func ValidSlug(s string) bool {
+	if len(s) < 2 || len(s) > 63 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// SlugFromValue returns the slug a header value names: the value itself
+// when it is a slug, SLUG.BASE-DOMAIN, or a URL whose host is
+// SLUG.BASE-DOMAIN.
+func SlugFromValue(value, baseDomain string) (string, bool) {
+	v := strings.ToLower(strings.TrimSpace(value))
+	if v == "" {
+		return "", false
+	}
+	if strings.Contains(v, "://") {
+		u, err := url.Parse(v)
+		if err != nil {
+			return "", false
+		}
+		return SlugFromHost(u.Host, baseDomain)
+	}
+	if ValidSlug(v) {
+		return v, true
+	}
+	// A bare host, possibly with a port and a path.
+	if i := strings.IndexAny(v, "/?#"); i >= 0 {
+		v = v[:i]
+	}
+	return SlugFromHost(v, baseDomain)
+}
+
+// SlugFromHost returns the slug of a tenant host SLUG.BASE-DOMAIN, with or
+// without a port.
+func SlugFromHost(host, baseDomain string) (string, bool) {
+	host = strings.ToLower(host)
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(host, ".")
+	suffix := "." + strings.ToLower(baseDomain)
+	if !strings.HasSuffix(host, suffix) {
+		return "", false
+	}
+	slug := strings.TrimSuffix(host, suffix)
+	if !ValidSlug(slug) {
+		return "", false
+	}
+	return slug, true
+}
+
+// RequestedSlug returns the slug a request names. The first header that
+// names a slug decides; when the request host is a tenant host, the header
+// must name the same tenant.
+func RequestedSlug(r *http.Request, baseDomain string) (string, error) {
+	present := false
+	slug := ""
+	for _, name := range Headers {
+		for _, v := range r.Header.Values(name) {
+			if name == "origin" && v == "null" {
+				continue // browsers send "null" for opaque origins
+			}
+			present = true
+			if s, ok := SlugFromValue(v, baseDomain); ok {
+				slug = s
+				break
+			}
+		}
+		if slug != "" {
+			break
+		}
+	}
+	switch {
+	case slug != "":
+	case present:
+		return "", ErrUnknown
+	default:
+		return "", ErrRequired
+	}
+	if hostSlug, ok := SlugFromHost(r.Host, baseDomain); ok && hostSlug != slug {
+		return "", ErrMismatch
+	}
+	return slug, nil
+}
+
+// Resolver maps slugs to tenants, caching hits for a short while.
+type Resolver struct {
+	db         *store.DB
+	baseDomain string
+	ttl        time.Duration
+	mu         sync.Mutex
+	cache      map[string]cachedTenant
+}
+
+type cachedTenant struct {
+	t     store.Tenant
+	until time.Time
+}
+
+// NewResolver returns a Resolver; tenants found stay cached for ttl.
+func NewResolver(db *store.DB, baseDomain string, ttl time.Duration) *Resolver {
+	return &Resolver{db: db, baseDomain: baseDomain, ttl: ttl, cache: make(map[string]cachedTenant)}
+}
+
+// Resolve returns the tenant of the request, or an *Error.
+func (rs *Resolver) Resolve(r *http.Request) (store.Tenant, error) {
+	slug, err := RequestedSlug(r, rs.baseDomain)
+	if err != nil {
+		return store.Tenant{}, err
+	}
+	return rs.Lookup(r.Context(), slug)
+}
+
+// Lookup returns the tenant with slug, or ErrUnknown.
+func (rs *Resolver) Lookup(ctx context.Context, slug string) (store.Tenant, error) {
+	now := time.Now()
+	rs.mu.Lock()
+	c, ok := rs.cache[slug]
+	rs.mu.Unlock()
+	if ok && now.Before(c.until) {
+		return c.t, nil
+	}
+	t, err := rs.db.TenantBySlug(ctx, slug)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Tenant{}, ErrUnknown
+	}
+	if err != nil {
+		return store.Tenant{}, fmt.Errorf("resolve tenant: %w", err)
+	}
+	rs.mu.Lock()
+	if len(rs.cache) > 10000 {
+		clear(rs.cache)
+	}
+	rs.cache[slug] = cachedTenant{t: t, until: now.Add(rs.ttl)}
+	rs.mu.Unlock()
+	return t, nil
+}
