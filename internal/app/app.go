@@ -147,8 +147,8 @@ func NewService(cfg config.Config, db *store.DB, log *slog.Logger) *Service {
 		AccessTTL:    cfg.TokenTTL,
 		RefreshTTL:   30 * 24 * time.Hour,
 		CacheTTL:     2 * time.Second,
-		AccountBrake: ratelimit.NewMemory(ratelimit.Rule{Burst: 10, Every: time.Minute}),
-		AddressBrake: ratelimit.NewMemory(ratelimit.Rule{Burst: 50, Every: 10 * time.Second}),
+		AccountBrake: ratelimit.NewMemory(ratelimit.Rule{Burst: cfg.LoginFailuresPerAccount, Every: time.Minute}),
+		AddressBrake: ratelimit.NewMemory(ratelimit.Rule{Burst: cfg.LoginFailuresPerAddress, Every: 10 * time.Second}),
 	}, log)
 	resolver := tenancy.NewResolver(db, cfg.BaseDomain, 10*time.Second)
 	handler := httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20}, db, authSvc, resolver, log)

@@ -23,6 +23,11 @@ type Config struct {
 	TenantStorageBytes int64
 	FileRate           int
 	TokenTTL           time.Duration
+
+	// Not flags: the login brake. Each allows this many failed logins at
+	// once, then one more per refill period.
+	LoginFailuresPerAccount int
+	LoginFailuresPerAddress int
 }
 
 // Default returns the documented defaults.
@@ -36,6 +41,9 @@ func Default() Config {
 		TenantStorageBytes: 1 << 30,
 		FileRate:           60,
 		TokenTTL:           time.Hour,
+
+		LoginFailuresPerAccount: 10,
+		LoginFailuresPerAddress: 50,
 	}
 }
 

@@ -1,0 +1,197 @@
+// Package testenv starts real Planwerk servers on real databases for
+// tests: a fresh SQLite file or a fresh PostgreSQL schema per test.
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver for schema set-up
+
+	"planwerk/internal/app"
+	"planwerk/internal/config"
+	"planwerk/internal/store"
+)
+
+// Backend names a database engine to test on.
+type Backend struct {
+	Name string // "sqlite" or "postgres"
+}
+
+// PostgresURL is the server the PostgreSQL runs use; PLANWERK_TEST_POSTGRES
+// overrides it.
+func PostgresURL() string {
+	if u := os.Getenv("PLANWERK_TEST_POSTGRES"); u != "" {
+		return u
+	}
+	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+}
+
+var (
+	pgOnce sync.Once
+	pgErr  error
+)
+
+func postgresReachable() error {
+	pgOnce.Do(func() {
+		db, err := sql.Open("pgx", PostgresURL())
+		if err != nil {
+			pgErr = err
+			return
+		}
+		defer db.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		pgErr = db.PingContext(ctx)
+	})
+	return pgErr
+}
+
+// Each runs fn as a subtest on SQLite and on PostgreSQL. When no
+// PostgreSQL server answers, the PostgreSQL run is skipped with a message
+// saying so, except under CI (CI=true), where it fails.
+func Each(t *testing.T, fn func(t *testing.T, b Backend)) {
+	t.Helper()
+	for _, b := range []Backend{{Name: "sqlite"}, {Name: "postgres"}} {
+		t.Run(b.Name, func(t *testing.T) {
+			fn(t, b)
+		})
+	}
+}
+
+// DSN returns the connection string of a fresh, empty database of the
+// backend, removed when the test ends.
+func DSN(t testing.TB, b Backend) string {
+	t.Helper()
+	switch b.Name {
+	case "sqlite":
+		return "sqlite:" + filepath.Join(t.TempDir(), "planwerk.db")
+	case "postgres":
+		if err := postgresReachable(); err != nil {
+			msg := fmt.Sprintf("PostgreSQL at %s does not answer (%v): PostgreSQL run skipped; start it or set PLANWERK_TEST_POSTGRES", PostgresURL(), err)
+			if os.Getenv("CI") != "" {
+				t.Fatal(msg)
+			}
+			t.Skip(msg)
+		}
+		return freshSchema(t)
+	}
+	t.Fatalf("unknown backend %q", b.Name)
+	return ""
+}
+
+func freshSchema(t testing.TB) string {
+	t.Helper()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "pwtest_" + hex.EncodeToString(b)
+	admin, err := sql.Open("pgx", PostgresURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(`CREATE SCHEMA ` + schema); err != nil {
+		admin.Close()
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		defer admin.Close()
+		if _, err := admin.Exec(`DROP SCHEMA ` + schema + ` CASCADE`); err != nil {
+			t.Logf("drop schema %s: %v", schema, err)
+		}
+	})
+	sep := "?"
+	if strings.Contains(PostgresURL(), "?") {
+		sep = "&"
+	}
+	return PostgresURL() + sep + "search_path=" + schema
+}
+
+// OpenDB opens and migrates a fresh database of the backend.
+func OpenDB(t testing.TB, b Backend) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), DSN(t, b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// Server is a running Planwerk on httptest.
+type Server struct {
+	URL     string
+	Service *app.Service
+	Config  config.Config
+	HTTP    *httptest.Server
+}
+
+// Start runs the real service on a fresh database of the backend. Options
+// may change the configuration first.
+func Start(t testing.TB, b Backend, opts ...func(*config.Config)) *Server {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Database = DSN(t, b)
+	cfg.Files = filepath.Join(t.TempDir(), "files")
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(context.Background(), cfg.Database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Migrate(context.Background()); err != nil {
+		db.Close()
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if os.Getenv("PLANWERK_TEST_LOG") != "" {
+		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	svc := app.NewService(cfg, db, log)
+	hs := httptest.NewServer(svc.Handler)
+	t.Cleanup(func() {
+		hs.Close()
+		db.Close()
+	})
+	return &Server{URL: hs.URL, Service: svc, Config: cfg, HTTP: hs}
+}
+
+// Tenant is a tenant created for a test, with its admin's credentials.
+type Tenant struct {
+	Slug       string
+	ID         int64
+	AdminEmail string
+	Password   string
+	AdminID    int64
+}
+
+// CreateTenant creates a tenant with an admin whose password is
+// "password-" + slug.
+func (s *Server) CreateTenant(t testing.TB, slug string) Tenant {
+	t.Helper()
+	email := "admin@" + slug + ".test"
+	password := "password-" + slug
+	tn, u, err := app.CreateTenant(context.Background(), s.Service, app.TenantSpec{Slug: slug, AdminEmail: email, AdminPassword: password})
+	if err != nil {
+		t.Fatalf("create tenant %s: %v", slug, err)
+	}
+	return Tenant{Slug: slug, ID: tn.ID, AdminEmail: email, Password: password, AdminID: u.ID}
+}
