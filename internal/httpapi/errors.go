@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -105,11 +104,4 @@ func retryAfterSeconds(d time.Duration) string {
 		secs = 1
 	}
 	return strconv.FormatInt(secs, 10)
-}
-
-// logAttrs lets handlers add attributes to the request log line.
-func logAttrs(ctx context.Context, attrs ...slog.Attr) {
-	if info := infoFrom(ctx); info != nil {
-		info.attrs = append(info.attrs, attrs...)
-	}
 }

@@ -38,9 +38,6 @@ func requestID(ctx context.Context) string {
 	return ""
 }
 
-// tenantOf returns the tenant resolved for the request.
-func tenantOf(r *http.Request) store.Tenant { return infoFrom(r.Context()).tenant }
-
 // principalOf returns the authenticated caller of the request.
 func principalOf(r *http.Request) auth.Principal { return infoFrom(r.Context()).principal }
 

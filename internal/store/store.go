@@ -142,19 +142,23 @@ func (db *DB) Close() error {
 // Stats reports the connection pool of writes (and, on PostgreSQL, of everything).
 func (db *DB) Stats() sql.DBStats { return db.write.Stats() }
 
-// ExecContext runs a statement on the write pool.
+// ExecContext, QueryContext and QueryRowContext make *DB a Querier. They
+// use the write pool, so statements that write (INSERT ... RETURNING
+// included) work on it; plain reads of the store use the read pool.
+
+// ExecContext runs a statement outside a transaction.
 func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	return db.write.ExecContext(ctx, query, args...)
 }
 
-// QueryContext runs a read on the read pool.
+// QueryContext runs a query outside a transaction.
 func (db *DB) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return db.read.QueryContext(ctx, query, args...)
+	return db.write.QueryContext(ctx, query, args...)
 }
 
-// QueryRowContext runs a one-row read on the read pool.
+// QueryRowContext runs a one-row query outside a transaction.
 func (db *DB) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	return db.read.QueryRowContext(ctx, query, args...)
+	return db.write.QueryRowContext(ctx, query, args...)
 }
 
 // Tx runs fn in a transaction that commits when fn returns nil and rolls

@@ -51,7 +51,7 @@ func (db *DB) InsertTokens(ctx context.Context, q Querier, tenantID int64, p Tok
 func (db *DB) AccessTokenByHash(ctx context.Context, tenantID int64, hash []byte) (AccessToken, error) {
 	var t AccessToken
 	var expires int64
-	err := db.QueryRowContext(ctx,
+	err := db.read.QueryRowContext(ctx,
 		`SELECT t.user_id, u.is_admin, t.expires_at, t.revoked
 		   FROM access_tokens t JOIN users u ON u.tenant_id = t.tenant_id AND u.id = t.user_id
 		  WHERE t.tenant_id = $1 AND t.token_hash = $2`,
@@ -127,7 +127,7 @@ func (db *DB) RevokeUserTokens(ctx context.Context, q Querier, tenantID, userID 
 // PurgeExpiredTokens deletes tokens that expired before cutoff. It is
 // housekeeping across all tenants, one tenant at a time.
 func (db *DB) PurgeExpiredTokens(ctx context.Context, cutoff time.Time) error {
-	rows, err := db.QueryContext(ctx, `SELECT id FROM tenants`)
+	rows, err := db.read.QueryContext(ctx, `SELECT id FROM tenants`)
 	if err != nil {
 		return fmt.Errorf("purge tokens: %w", err)
 	}

@@ -62,14 +62,14 @@ func (db *DB) CreateUser(ctx context.Context, q Querier, tenantID int64, nu NewU
 
 // UserByEmail finds a user of the tenant by e-mail address, ignoring case.
 func (db *DB) UserByEmail(ctx context.Context, tenantID int64, email string) (User, error) {
-	return db.scanUser(db.QueryRowContext(ctx,
+	return db.scanUser(db.read.QueryRowContext(ctx,
 		`SELECT tenant_id, id, email, password_hash, is_admin, doc FROM users WHERE tenant_id = $1 AND email_key = $2`,
 		tenantID, EmailKey(email)))
 }
 
 // UserByID finds a user of the tenant by id.
 func (db *DB) UserByID(ctx context.Context, tenantID, id int64) (User, error) {
-	return db.scanUser(db.QueryRowContext(ctx,
+	return db.scanUser(db.read.QueryRowContext(ctx,
 		`SELECT tenant_id, id, email, password_hash, is_admin, doc FROM users WHERE tenant_id = $1 AND id = $2`,
 		tenantID, id))
 }

@@ -144,6 +144,13 @@ type Server struct {
 // may change the configuration first.
 func Start(t testing.TB, b Backend, opts ...func(*config.Config)) *Server {
 	t.Helper()
+	return StartLogged(t, b, nil, opts...)
+}
+
+// StartLogged is Start with the service's JSON log written to logw (nil:
+// discarded, unless PLANWERK_TEST_LOG is set).
+func StartLogged(t testing.TB, b Backend, logw io.Writer, opts ...func(*config.Config)) *Server {
+	t.Helper()
 	cfg := config.Default()
 	cfg.Database = DSN(t, b)
 	cfg.Files = filepath.Join(t.TempDir(), "files")
@@ -161,10 +168,13 @@ func Start(t testing.TB, b Backend, opts ...func(*config.Config)) *Server {
 		db.Close()
 		t.Fatal(err)
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if os.Getenv("PLANWERK_TEST_LOG") != "" {
-		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if logw == nil {
+		logw = io.Discard
+		if os.Getenv("PLANWERK_TEST_LOG") != "" {
+			logw = os.Stderr
+		}
 	}
+	log := slog.New(slog.NewJSONHandler(logw, nil))
 	svc := app.NewService(cfg, db, log)
 	hs := httptest.NewServer(svc.Handler)
 	t.Cleanup(func() {

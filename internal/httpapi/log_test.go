@@ -1,0 +1,85 @@
+package httpapi_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"planwerk/internal/testenv"
+)
+
+// syncBuffer is a bytes.Buffer safe for the server's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestRequestLog checks the one structured line per request and that no
+// password or token ever reaches the log.
+func TestRequestLog(t *testing.T) {
+	var logs syncBuffer
+	srv := testenv.StartLogged(t, testenv.Backend{Name: "sqlite"}, &logs)
+	tn := srv.CreateTenant(t, "acme")
+	status, _, body := tokenRequest(t, srv, map[string]string{"companyurl": tn.Slug}, passwordForm(tn))
+	if status != 200 {
+		t.Fatalf("token: %d %v", status, body)
+	}
+	access, refresh := body["access_token"].(string), body["refresh_token"].(string)
+	bad := passwordForm(tn)
+	bad.Set("password", "a-wrong-secret")
+	tokenRequest(t, srv, map[string]string{"companyurl": tn.Slug}, bad)
+	tokenRequest(t, srv, map[string]string{"companyurl": tn.Slug}, url.Values{
+		"grant_type": {"refresh_token"}, "refresh_token": {refresh}, "client_id": {"a"}, "client_secret": {"b"}})
+	status, hdr, _ := me(t, srv, tn.Slug, access)
+	if status != 200 {
+		t.Fatalf("me: %d", status)
+	}
+	call(t, http.MethodGet, srv.URL+"/v1/users/me?access_token="+access, map[string]string{"companyurl": tn.Slug}, nil)
+
+	out := logs.String()
+	for _, secret := range []string{tn.Password, "a-wrong-secret", access, refresh} {
+		if strings.Contains(out, secret) {
+			t.Errorf("log contains a secret %q", secret)
+		}
+	}
+	var meLine map[string]any
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var line map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatalf("log line is not JSON: %s", sc.Text())
+		}
+		if line["msg"] == "request" && line["request_id"] == hdr.Get("X-Request-Id") {
+			meLine = line
+		}
+	}
+	if meLine == nil {
+		t.Fatalf("no request line for request id %s in\n%s", hdr.Get("X-Request-Id"), out)
+	}
+	want := map[string]any{"method": "GET", "path": "/v1/users/me", "status": float64(200), "tenant": "acme"}
+	for k, v := range want {
+		if meLine[k] != v {
+			t.Errorf("log %s = %v, want %v", k, meLine[k], v)
+		}
+	}
+	if _, ok := meLine["duration_ms"].(float64); !ok {
+		t.Errorf("log line without duration_ms: %v", meLine)
+	}
+}
