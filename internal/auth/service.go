@@ -142,7 +142,8 @@ func (s *Service) RefreshGrant(ctx context.Context, tenantID int64, refreshToken
 	)
 	err := s.db.Tx(ctx, func(q store.Querier) error {
 		reused = false
-		userID, family, err := s.db.SpendRefreshToken(ctx, q, tenantID, hashToken(refreshToken), s.now())
+		hash := hashToken(refreshToken)
+		userID, family, err := s.db.SpendRefreshToken(ctx, q, tenantID, hash[:], s.now())
 		if errors.Is(err, store.ErrTokenReused) {
 			reused = true
 			return s.db.RevokeFamily(ctx, q, tenantID, family)
@@ -185,7 +186,7 @@ func (s *Service) Authenticate(ctx context.Context, tenantID int64, token string
 	if token == "" {
 		return Principal{}, ErrUnauthorized
 	}
-	hash := [32]byte(hashToken(token))
+	hash := hashToken(token)
 	now := s.now()
 	if p, ok := s.cache.get(hash, tenantID, now); ok {
 		return p, nil

@@ -17,14 +17,14 @@ func newToken(prefix string) (string, []byte) {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
 	token := prefix + base64.RawURLEncoding.EncodeToString(b)
-	return token, hashToken(token)
+	h := hashToken(token)
+	return token, h[:]
 }
 
 // hashToken is the stored form of a token. Tokens carry 256 random bits, so
 // a fast hash is enough: nobody can guess their way back from it.
-func hashToken(token string) []byte {
-	sum := sha256.Sum256([]byte(token))
-	return sum[:]
+func hashToken(token string) [32]byte {
+	return sha256.Sum256([]byte(token))
 }
 
 func newFamily() []byte {

@@ -1,0 +1,242 @@
+package httpapi_test
+
+// Benchmarks of the HTTP edge on both database engines.
+//
+//	go test -run '^$' -bench . -benchtime 3s -benchmem ./internal/httpapi/
+//
+// The HTTP benchmarks run client and server in this one process, so their
+// allocation figures count both sides of every request. Each sub-benchmark
+// that uses b.RunParallel starts a fresh server per timing run (testing.B
+// runs cleanups after every run); the set-up is excluded from the timing.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"planwerk/internal/testenv"
+)
+
+// benchParallelism multiplies GOMAXPROCS into the number of client
+// goroutines of the HTTP benchmarks: 8 × 2 cores = 16 requests in flight.
+const benchParallelism = 8
+
+var benchBackends = []testenv.Backend{{Name: "sqlite"}, {Name: "postgres"}}
+
+// eachBackend runs fn as the sub-benchmarks "sqlite" and "postgres".
+func eachBackend(b *testing.B, fn func(b *testing.B, be testenv.Backend)) {
+	for _, be := range benchBackends {
+		b.Run(be.Name, func(b *testing.B) { fn(b, be) })
+	}
+}
+
+// benchClient returns a keep-alive client whose pool holds enough idle
+// connections for every client goroutine; they are closed when tb ends.
+func benchClient(tb testing.TB) *http.Client {
+	tr := &http.Transport{
+		MaxIdleConns:        256,
+		MaxIdleConnsPerHost: 128,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}
+	tb.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Timeout: 60 * time.Second}
+}
+
+// benchSetup starts a server on the backend with one tenant.
+func benchSetup(tb testing.TB, be testenv.Backend) (*testenv.Server, testenv.Tenant) {
+	tb.Helper()
+	srv := testenv.Start(tb, be)
+	return srv, srv.CreateTenant(tb, "bench")
+}
+
+func benchPasswordBody(tn testenv.Tenant) string {
+	return passwordForm(tn).Encode()
+}
+
+// benchTokenRequest posts a password grant and returns the status and body.
+func benchTokenRequest(c *http.Client, srv *testenv.Server, slug, body string) (int, []byte, error) {
+	req, err := http.NewRequest(http.MethodPost, srv.URL+"/oauth2/token", strings.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("companyurl", slug)
+	return benchDo(c, req)
+}
+
+// benchGetMe sends an authenticated GET /v1/users/me.
+func benchGetMe(c *http.Client, url, slug, bearer string) (int, []byte, error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("companyurl", slug)
+	req.Header.Set("Authorization", bearer)
+	return benchDo(c, req)
+}
+
+// benchDo sends req and reads the whole body, so the connection goes back
+// to the pool.
+func benchDo(c *http.Client, req *http.Request) (int, []byte, error) {
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, raw, err
+}
+
+// benchLogin runs the password grant over HTTP and returns the access token.
+func benchLogin(tb testing.TB, c *http.Client, srv *testenv.Server, tn testenv.Tenant) string {
+	tb.Helper()
+	status, raw, err := benchTokenRequest(c, srv, tn.Slug, benchPasswordBody(tn))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var body struct {
+		AccessToken string `json:"access_token"`
+	}
+	if status != http.StatusOK || json.Unmarshal(raw, &body) != nil || body.AccessToken == "" {
+		tb.Fatalf("password grant: %d %s", status, raw)
+	}
+	return body.AccessToken
+}
+
+// reportRate adds the throughput of the timed part.
+func reportRate(b *testing.B) {
+	if s := b.Elapsed().Seconds(); s > 0 {
+		b.ReportMetric(float64(b.N)/s, "req/s")
+	}
+}
+
+// parallelRequests runs do from benchParallelism × GOMAXPROCS goroutines
+// until b.N requests are done; the first failure stops the run.
+func parallelRequests(b *testing.B, do func() (int, []byte, error), check func(status int, body []byte) bool) {
+	b.Helper()
+	var failed atomic.Bool
+	b.ReportAllocs()
+	b.SetParallelism(benchParallelism)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if failed.Load() {
+				continue // drain the remaining iterations quickly
+			}
+			status, body, err := do()
+			if err != nil || !check(status, body) {
+				if failed.CompareAndSwap(false, true) {
+					b.Errorf("request failed: status %d, err %v, body %.200s", status, err, body)
+				}
+			}
+		}
+	})
+	b.StopTimer()
+	reportRate(b)
+}
+
+// BenchmarkTokenEndpoint measures successful password grants over HTTP.
+// Argon2id (19 MiB, t=2) dominates; the hasher runs at most NumCPU hashes at
+// once, so the rest of the requests queue for a slot.
+func BenchmarkTokenEndpoint(b *testing.B) {
+	eachBackend(b, func(b *testing.B, be testenv.Backend) {
+		srv, tn := benchSetup(b, be)
+		c := benchClient(b)
+		body := benchPasswordBody(tn)
+		parallelRequests(b,
+			func() (int, []byte, error) { return benchTokenRequest(c, srv, tn.Slug, body) },
+			func(status int, raw []byte) bool {
+				return status == http.StatusOK && bytes.Contains(raw, []byte(`"access_token":"pwa_`))
+			})
+	})
+}
+
+// BenchmarkUsersMe measures authenticated GET /v1/users/me over keep-alive
+// connections: tenant resolution (cached), token check (cached after the
+// first request) and one user lookup in the database per request.
+func BenchmarkUsersMe(b *testing.B) {
+	eachBackend(b, func(b *testing.B, be testenv.Backend) {
+		srv, tn := benchSetup(b, be)
+		c := benchClient(b)
+		bearer := "Bearer " + benchLogin(b, c, srv, tn)
+		url := srv.URL + "/v1/users/me"
+		wantID := []byte(`"id":` + strconv.FormatInt(tn.AdminID, 10))
+		parallelRequests(b,
+			func() (int, []byte, error) { return benchGetMe(c, url, tn.Slug, bearer) },
+			func(status int, raw []byte) bool { return status == http.StatusOK && bytes.Contains(raw, wantID) })
+	})
+}
+
+// BenchmarkBareHandler is the ceiling of this machine for the HTTP
+// benchmarks above: the same client and request shape against a handler
+// that only writes a fixed small JSON body. It has no database, so it runs
+// once, not per backend.
+func BenchmarkBareHandler(b *testing.B) {
+	payload := []byte(`{"id":1,"email":"admin@bench.test","isAdmin":true}` + "\n")
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		h := w.Header()
+		h.Set("Content-Type", "application/json; charset=utf-8")
+		h.Set("Content-Length", strconv.Itoa(len(payload)))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(payload)
+	}))
+	defer hs.Close()
+	c := benchClient(b)
+	url := hs.URL + "/v1/users/me"
+	parallelRequests(b,
+		func() (int, []byte, error) { return benchGetMe(c, url, "bench", "Bearer pwa_x") },
+		func(status int, raw []byte) bool { return status == http.StatusOK && len(raw) == len(payload) })
+}
+
+// BenchmarkAuthenticate measures the bearer check of every data request,
+// called directly: "cached" with the token cache warm, "uncached" with the
+// cache emptied before each call (so each call asks the database), and
+// "forget" the cost of emptying the cache alone, to subtract from uncached.
+func BenchmarkAuthenticate(b *testing.B) {
+	eachBackend(b, func(b *testing.B, be testenv.Backend) {
+		srv, tn := benchSetup(b, be)
+		token := benchLogin(b, benchClient(b), srv, tn)
+		authn := srv.Service.Auth
+		ctx := context.Background()
+		p, err := authn.Authenticate(ctx, tn.ID, token)
+		if err != nil || p.UserID != tn.AdminID || p.TenantID != tn.ID || !p.IsAdmin {
+			b.Fatalf("Authenticate = %+v, %v", p, err)
+		}
+
+		b.Run("cached", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := authn.Authenticate(ctx, tn.ID, token); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("uncached", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				authn.ForgetCachedTokens()
+				if _, err := authn.Authenticate(ctx, tn.ID, token); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("forget", func(b *testing.B) {
+			b.ReportAllocs()
+			if _, err := authn.Authenticate(ctx, tn.ID, token); err != nil { // one entry to drop
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				authn.ForgetCachedTokens()
+			}
+		})
+	})
+}
