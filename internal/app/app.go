@@ -17,6 +17,8 @@ import (
 	"planwerk/internal/config"
 	"planwerk/internal/httpapi"
 	"planwerk/internal/ratelimit"
+	"planwerk/internal/records"
+	"planwerk/internal/resource"
 	"planwerk/internal/store"
 	"planwerk/internal/tenancy"
 )
@@ -133,11 +135,13 @@ func openDatabase(ctx context.Context, cfg config.Config, log *slog.Logger) (*st
 
 // Service is a running configuration of Planwerk's parts, ready to serve.
 type Service struct {
-	Config  config.Config
-	DB      *store.DB
-	Auth    *auth.Service
-	Hasher  *auth.Hasher
-	Handler *httpapi.Server
+	Config   config.Config
+	DB       *store.DB
+	Auth     *auth.Service
+	Hasher   *auth.Hasher
+	Registry *resource.Registry
+	Records  *records.Service
+	Handler  *httpapi.Server
 }
 
 // NewService builds the service on an open, migrated database.
@@ -151,6 +155,10 @@ func NewService(cfg config.Config, db *store.DB, log *slog.Logger) *Service {
 		AddressBrake: ratelimit.NewMemory(ratelimit.Rule{Burst: cfg.LoginFailuresPerAddress, Every: 10 * time.Second}),
 	}, log)
 	resolver := tenancy.NewResolver(db, cfg.BaseDomain, 10*time.Second)
-	handler := httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20}, db, authSvc, resolver, log)
-	return &Service{Config: cfg, DB: db, Auth: authSvc, Hasher: hasher, Handler: handler}
+	reg := resource.New()
+	recs := records.New(db, reg, records.DefaultHooks(db, hasher, authSvc))
+	handler := httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20}, httpapi.Deps{
+		DB: db, Auth: authSvc, Tenants: resolver, Registry: reg, Records: recs, Log: log,
+	})
+	return &Service{Config: cfg, DB: db, Auth: authSvc, Hasher: hasher, Registry: reg, Records: recs, Handler: handler}
 }

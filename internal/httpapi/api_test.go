@@ -475,7 +475,8 @@ func TestErrorsAndOperations(t *testing.T) {
 			{"readyz", "GET", "/readyz", nil, 200, ""},
 			{"unknown path", "GET", "/nowhere", nil, 404, "not_found"},
 			{"unknown /v1 path", "GET", "/v1/nothing-here", auth, 404, "not_found"},
-			{"wrong method", "DELETE", "/v1/users/me", auth, 405, "method_not_allowed"},
+			{"wrong method", "DELETE", "/v1/users", auth, 405, "method_not_allowed"},
+			{"write to a read-only resource", "POST", "/v1/project-days", auth, 405, "method_not_allowed"},
 			{"wrong method on healthz", "POST", "/healthz", nil, 405, "method_not_allowed"},
 		}
 		for _, c := range cases {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"planwerk/internal/auth"
+	"planwerk/internal/query"
+	"planwerk/internal/records"
 	"planwerk/internal/store"
 	"planwerk/internal/tenancy"
 )
@@ -53,6 +55,22 @@ func errorFor(err error) *Error {
 	if errors.As(err, &te) {
 		return Errorf(http.StatusBadRequest, te.Code, te.Message)
 	}
+	var qe *query.Error
+	if errors.As(err, &qe) {
+		return &Error{Status: http.StatusBadRequest, Code: "invalid_query", Message: qe.Error(),
+			Problems: []Problem{{Field: qe.Param, Message: qe.Message}}}
+	}
+	var re *records.Error
+	if errors.As(err, &re) {
+		e := &Error{Status: recordStatus[re.Kind], Code: re.Code, Message: re.Message}
+		for _, p := range re.Problems {
+			e.Problems = append(e.Problems, Problem{Field: p.Field, Message: p.Field + " " + p.Message})
+		}
+		if e.Status == 0 {
+			e.Status = http.StatusInternalServerError
+		}
+		return e
+	}
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
@@ -68,6 +86,14 @@ func errorFor(err error) *Error {
 		return Errorf(499, "canceled", "the client went away")
 	}
 	return Errorf(http.StatusInternalServerError, "internal_error", "internal server error")
+}
+
+// recordStatus maps the kinds of refusal of the records rules to statuses.
+var recordStatus = map[records.Kind]int{
+	records.Invalid:   http.StatusBadRequest,
+	records.Forbidden: http.StatusForbidden,
+	records.NotFound:  http.StatusNotFound,
+	records.Conflict:  http.StatusConflict,
 }
 
 // handlerFunc is an HTTP handler that returns its error.

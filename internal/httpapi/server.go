@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"planwerk/internal/auth"
+	"planwerk/internal/records"
+	"planwerk/internal/resource"
 	"planwerk/internal/store"
 	"planwerk/internal/tenancy"
 )
@@ -19,22 +21,35 @@ type Config struct {
 	MaxBodyBytes int64
 }
 
+// Deps are the parts the HTTP edge talks to.
+type Deps struct {
+	DB       *store.DB
+	Auth     *auth.Service
+	Tenants  *tenancy.Resolver
+	Registry *resource.Registry
+	Records  *records.Service
+	Log      *slog.Logger
+}
+
 // Server serves the API.
 type Server struct {
 	cfg     Config
 	db      *store.DB
 	auth    *auth.Service
 	tenants *tenancy.Resolver
+	reg     *resource.Registry
+	records *records.Service
 	log     *slog.Logger
 	mux     *http.ServeMux
 }
 
 // New returns a Server with all routes registered.
-func New(cfg Config, db *store.DB, authSvc *auth.Service, tenants *tenancy.Resolver, log *slog.Logger) *Server {
+func New(cfg Config, d Deps) *Server {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 1 << 20
 	}
-	s := &Server{cfg: cfg, db: db, auth: authSvc, tenants: tenants, log: log, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, db: d.DB, auth: d.Auth, tenants: d.Tenants, reg: d.Registry, records: d.Records,
+		log: d.Log, mux: http.NewServeMux()}
 	s.routes()
 	return s
 }
@@ -50,6 +65,7 @@ func (s *Server) routes() {
 
 	// Data endpoints: tenant, then bearer token.
 	s.data("GET /v1/users/me", s.usersMe)
+	s.resourceRoutes()
 }
 
 // data registers a /v1 endpoint behind tenant resolution and authentication.
@@ -67,7 +83,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	h, pattern := s.mux.Handler(r)
 	if pattern != "" {
-		h.ServeHTTP(w, r)
+		s.mux.ServeHTTP(w, r) // sets the path values
 		return
 	}
 	// Let the mux decide between 404 and 405 (and its Allow header), then

@@ -47,12 +47,15 @@ func (db *DB) InsertTokens(ctx context.Context, q Querier, tenantID int64, p Tok
 	return nil
 }
 
-// AccessTokenByHash finds an access token of the tenant whose user still exists.
+// AccessTokenByHash finds an access token of the tenant whose user still
+// exists. The tenant's first user is always an admin.
 func (db *DB) AccessTokenByHash(ctx context.Context, tenantID int64, hash []byte) (AccessToken, error) {
 	var t AccessToken
 	var expires int64
 	err := db.read.QueryRowContext(ctx,
-		`SELECT t.user_id, u.is_admin, t.expires_at, t.revoked
+		`SELECT t.user_id,
+		        u.is_admin OR u.id = (SELECT MIN(f.id) FROM users f WHERE f.tenant_id = t.tenant_id),
+		        t.expires_at, t.revoked
 		   FROM access_tokens t JOIN users u ON u.tenant_id = t.tenant_id AND u.id = t.user_id
 		  WHERE t.tenant_id = $1 AND t.token_hash = $2`,
 		tenantID, hash).Scan(&t.UserID, &t.IsAdmin, &expires, &t.Revoked)

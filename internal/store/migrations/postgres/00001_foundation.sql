@@ -4,8 +4,8 @@ CREATE TABLE tenants (
     slug          TEXT   NOT NULL UNIQUE,
     name          TEXT   NOT NULL,
     storage_bytes BIGINT,
-    created_at    TEXT   NOT NULL,
-    updated_at    TEXT   NOT NULL
+    created_at    TEXT   COLLATE "C" NOT NULL,
+    updated_at    TEXT   COLLATE "C" NOT NULL
 );
 
 -- One sequence hands out record ids for every tenant; it never blocks writers.
@@ -14,13 +14,13 @@ CREATE SEQUENCE record_ids;
 CREATE TABLE users (
     tenant_id     BIGINT  NOT NULL REFERENCES tenants (id),
     id            BIGINT  NOT NULL,
-    email         TEXT    NOT NULL,
-    email_key     TEXT    NOT NULL,
-    password_hash TEXT    NOT NULL,
+    email         TEXT,
+    email_key     TEXT,
+    password_hash TEXT,
     is_admin      BOOLEAN NOT NULL DEFAULT FALSE,
-    doc           TEXT    NOT NULL,
-    created_at    TEXT    NOT NULL,
-    updated_at    TEXT    NOT NULL,
+    doc           JSONB   NOT NULL,
+    created_at    TEXT    COLLATE "C" NOT NULL,
+    updated_at    TEXT    COLLATE "C" NOT NULL,
     PRIMARY KEY (tenant_id, id),
     UNIQUE (tenant_id, email_key)
 );

@@ -17,9 +17,9 @@ CREATE TABLE tenant_sequences (
 CREATE TABLE users (
     tenant_id     INTEGER NOT NULL REFERENCES tenants (id),
     id            INTEGER NOT NULL,
-    email         TEXT    NOT NULL,
-    email_key     TEXT    NOT NULL,
-    password_hash TEXT    NOT NULL,
+    email         TEXT,
+    email_key     TEXT,
+    password_hash TEXT,
     is_admin      INTEGER NOT NULL DEFAULT 0,
     doc           TEXT    NOT NULL,
     created_at    TEXT    NOT NULL,

@@ -1,0 +1,255 @@
+package config_test
+
+import (
+	"flag"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"planwerk/internal/config"
+)
+
+// parse registers a default Config on a fresh flag set and parses args
+// with the given environment.
+func parse(args []string, env map[string]string) (config.Config, error) {
+	cfg := config.Default()
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cfg.Register(fs)
+	err := config.Parse(fs, args, func(k string) string { return env[k] })
+	return cfg, err
+}
+
+func TestDefault(t *testing.T) {
+	c := config.Default()
+	want := config.Config{
+		Addr: ":8080", Database: "sqlite:data/planwerk.db", Files: "data/files", BaseDomain: "localhost",
+		MaxUploadBytes: 26214400, TenantStorageBytes: 1073741824, FileRate: 60, TokenTTL: 3600 * time.Second,
+		LoginFailuresPerAccount: c.LoginFailuresPerAccount, LoginFailuresPerAddress: c.LoginFailuresPerAddress,
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("Default() = %+v, want %+v", c, want)
+	}
+	if err := c.Validate(); err != nil {
+		t.Errorf("the defaults do not validate: %v", err)
+	}
+	got, err := parse(nil, nil)
+	if err != nil || !reflect.DeepEqual(got, c) {
+		t.Errorf("parse with no flags and no environment = %+v, %v; want the defaults", got, err)
+	}
+}
+
+func TestParseReadsEnvironment(t *testing.T) {
+	env := map[string]string{
+		"PLANWERK_ADDR":                 "127.0.0.1:9999",
+		"PLANWERK_DATABASE":             "postgres://db.example/planwerk",
+		"PLANWERK_FILES":                "s3://bucket?endpoint=minio:9000&region=eu&secure=false",
+		"PLANWERK_BASE_DOMAIN":          "planwerk.example",
+		"PLANWERK_PUBLIC_URL":           "https://files.planwerk.example",
+		"PLANWERK_REDIS":                "redis://cache:6379/0",
+		"PLANWERK_MAX_UPLOAD_BYTES":     "1048576",
+		"PLANWERK_TENANT_STORAGE_BYTES": "5000000",
+		"PLANWERK_FILE_RATE":            "7",
+		"PLANWERK_TOKEN_TTL":            "120",
+		"ADDR":                          "wrong",
+		"planwerk_addr":                 "wrong",
+	}
+	c, err := parse(nil, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := config.Default()
+	want.Addr = "127.0.0.1:9999"
+	want.Database = "postgres://db.example/planwerk"
+	want.Files = "s3://bucket?endpoint=minio:9000&region=eu&secure=false"
+	want.BaseDomain = "planwerk.example"
+	want.PublicURL = "https://files.planwerk.example"
+	want.Redis = "redis://cache:6379/0"
+	want.MaxUploadBytes = 1048576
+	want.TenantStorageBytes = 5000000
+	want.FileRate = 7
+	want.TokenTTL = 120 * time.Second
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("parsed %+v\nwant   %+v", c, want)
+	}
+	if err := c.Validate(); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+}
+
+func TestParseEmptyEnvironmentKeepsDefaults(t *testing.T) {
+	c, err := parse(nil, map[string]string{"PLANWERK_ADDR": "", "PLANWERK_FILE_RATE": ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c, config.Default()) {
+		t.Errorf("empty variables changed the settings: %+v", c)
+	}
+}
+
+func TestParseFlagsWin(t *testing.T) {
+	env := map[string]string{
+		"PLANWERK_ADDR":             ":9999",
+		"PLANWERK_DATABASE":         "sqlite:env.db",
+		"PLANWERK_MAX_UPLOAD_BYTES": "not a number", // never read: the flag is given
+		"PLANWERK_TOKEN_TTL":        "60",
+		"PLANWERK_FILE_RATE":        "5",
+	}
+	c, err := parse([]string{"--addr", ":7000", "-database=sqlite:flag.db", "--max-upload-bytes", "2048", "--token-ttl", "30"}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != ":7000" || c.Database != "sqlite:flag.db" || c.MaxUploadBytes != 2048 || c.TokenTTL != 30*time.Second {
+		t.Errorf("flags did not win: %+v", c)
+	}
+	if c.FileRate != 5 {
+		t.Errorf("FileRate = %d, want 5 from PLANWERK_FILE_RATE (no flag given)", c.FileRate)
+	}
+}
+
+func TestParseBadEnvironment(t *testing.T) {
+	cases := map[string]string{
+		"PLANWERK_MAX_UPLOAD_BYTES":     "lots",
+		"PLANWERK_TENANT_STORAGE_BYTES": "1GiB",
+		"PLANWERK_FILE_RATE":            "sixty",
+		"PLANWERK_TOKEN_TTL":            "-5",
+	}
+	for name, value := range cases {
+		_, err := parse(nil, map[string]string{name: value})
+		if err == nil {
+			t.Errorf("%s=%q: no error", name, value)
+			continue
+		}
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("%s=%q: error %q does not name the variable", name, value, err)
+		}
+	}
+}
+
+func TestParseBadFlag(t *testing.T) {
+	for _, args := range [][]string{
+		{"--file-rate", "many"},
+		{"--max-upload-bytes", "1.5"},
+		{"--token-ttl", "0"},
+		{"--token-ttl", "-10"},
+		{"--token-ttl", "soon"},
+		{"--no-such-flag"},
+	} {
+		if _, err := parse(args, nil); err == nil {
+			t.Errorf("parse(%q): no error", args)
+		}
+	}
+}
+
+func TestTokenTTLSeconds(t *testing.T) {
+	for _, c := range []struct {
+		arg  string
+		want time.Duration
+	}{
+		{"1", time.Second},
+		{"90", 90 * time.Second},
+		{"3600", time.Hour},
+		{"86400", 24 * time.Hour},
+	} {
+		cfg, err := parse([]string{"--token-ttl", c.arg}, nil)
+		if err != nil {
+			t.Errorf("--token-ttl %s: %v", c.arg, err)
+			continue
+		}
+		if cfg.TokenTTL != c.want {
+			t.Errorf("--token-ttl %s = %v, want %v", c.arg, cfg.TokenTTL, c.want)
+		}
+		cfg, err = parse(nil, map[string]string{"PLANWERK_TOKEN_TTL": c.arg})
+		if err != nil || cfg.TokenTTL != c.want {
+			t.Errorf("PLANWERK_TOKEN_TTL=%s = %v, %v; want %v", c.arg, cfg.TokenTTL, err, c.want)
+		}
+	}
+}
+
+func TestEnvName(t *testing.T) {
+	for flagName, want := range map[string]string{
+		"max-upload-bytes":     "PLANWERK_MAX_UPLOAD_BYTES",
+		"addr":                 "PLANWERK_ADDR",
+		"base-domain":          "PLANWERK_BASE_DOMAIN",
+		"tenant-storage-bytes": "PLANWERK_TENANT_STORAGE_BYTES",
+		"token-ttl":            "PLANWERK_TOKEN_TTL",
+		"admin-password":       "PLANWERK_ADMIN_PASSWORD",
+	} {
+		if got := config.EnvName(flagName); got != want {
+			t.Errorf("EnvName(%q) = %q, want %q", flagName, got, want)
+		}
+	}
+}
+
+func TestParseCoversEveryFlag(t *testing.T) {
+	// Every registered flag, including ones a command adds, reads its variable.
+	cfg := config.Default()
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cfg.Register(fs)
+	slug := fs.String("slug", "", "")
+	demo := fs.Bool("demo", false, "")
+	env := map[string]string{"PLANWERK_SLUG": "acme", "PLANWERK_DEMO": "true"}
+	if err := config.Parse(fs, nil, func(k string) string { return env[k] }); err != nil {
+		t.Fatal(err)
+	}
+	if *slug != "acme" || !*demo {
+		t.Errorf("slug = %q, demo = %v; want acme, true from the environment", *slug, *demo)
+	}
+	names := 0
+	fs.VisitAll(func(*flag.Flag) { names++ })
+	if names < 12 {
+		t.Errorf("only %d flags registered, want the 10 service flags plus 2", names)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(*config.Config)
+		flag   string // named in the error; "" means valid
+	}{
+		{"defaults", func(*config.Config) {}, ""},
+		{"postgres URL", func(c *config.Config) { c.Database = "postgres://u@h/db" }, ""},
+		{"postgresql URL", func(c *config.Config) { c.Database = "postgresql://u@h/db" }, ""},
+		{"public URL", func(c *config.Config) { c.PublicURL = "https://files.example" }, ""},
+		{"rediss", func(c *config.Config) { c.Redis = "rediss://cache:6380" }, ""},
+		{"mysql database", func(c *config.Config) { c.Database = "mysql://u@h/db" }, "--database"},
+		{"bare path database", func(c *config.Config) { c.Database = "data/planwerk.db" }, "--database"},
+		{"empty database", func(c *config.Config) { c.Database = "" }, "--database"},
+		{"empty base domain", func(c *config.Config) { c.BaseDomain = "" }, "--base-domain"},
+		{"relative public URL", func(c *config.Config) { c.PublicURL = "/files" }, "--public-url"},
+		{"public URL without host", func(c *config.Config) { c.PublicURL = "https://" }, "--public-url"},
+		{"redis not a URL", func(c *config.Config) { c.Redis = "cache:6379" }, "--redis"},
+		{"zero upload cap", func(c *config.Config) { c.MaxUploadBytes = 0 }, "--max-upload-bytes"},
+		{"negative upload cap", func(c *config.Config) { c.MaxUploadBytes = -1 }, "--max-upload-bytes"},
+		{"zero storage cap", func(c *config.Config) { c.TenantStorageBytes = 0 }, "--tenant-storage-bytes"},
+		{"zero file rate", func(c *config.Config) { c.FileRate = 0 }, "--file-rate"},
+		{"negative file rate", func(c *config.Config) { c.FileRate = -3 }, "--file-rate"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := config.Default()
+			c.change(&cfg)
+			err := cfg.Validate()
+			switch {
+			case c.flag == "" && err != nil:
+				t.Errorf("Validate: %v, want nil", err)
+			case c.flag != "" && err == nil:
+				t.Errorf("Validate accepted %+v", cfg)
+			case c.flag != "" && !strings.Contains(err.Error(), c.flag):
+				t.Errorf("Validate error %q does not name %s", err, c.flag)
+			}
+		})
+	}
+
+	// Several problems are reported together.
+	cfg := config.Default()
+	cfg.Database, cfg.FileRate = "nope", 0
+	err := cfg.Validate()
+	if err == nil || !strings.Contains(err.Error(), "--database") || !strings.Contains(err.Error(), "--file-rate") {
+		t.Errorf("Validate with two problems = %v, want both named", err)
+	}
+}

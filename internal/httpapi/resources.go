@@ -1,0 +1,271 @@
+package httpapi
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"planwerk/internal/query"
+	"planwerk/internal/resource"
+)
+
+// resourceRoutes registers the generic endpoints of every registry entry.
+func (s *Server) resourceRoutes() {
+	for _, r := range s.reg.All() {
+		base := r.Path()
+		s.data("GET "+base, s.list(r))
+		s.data("GET "+base+"/{id}", s.get(r))
+		if r.ReadOnly {
+			continue // other methods: 405 from the mux
+		}
+		s.data("POST "+base, s.create(r))
+		s.data("PATCH "+base+"/{id}", s.update(r))
+		s.data("PUT "+base+"/{id}", s.update(r))
+		s.data("DELETE "+base+"/{id}", s.remove(r))
+	}
+}
+
+// deprecation marks answers of deprecated resources (RFC 9745: the date
+// since which the resource is deprecated).
+const deprecatedSince = "@1735689600" // 2025-01-01
+
+func markDeprecated(w http.ResponseWriter, r *resource.Resource) {
+	if r.Deprecated {
+		w.Header().Set("Deprecation", deprecatedSince)
+	}
+}
+
+func (s *Server) list(r *resource.Resource) handlerFunc {
+	schema := r.Schema()
+	return func(w http.ResponseWriter, req *http.Request) error {
+		markDeprecated(w, r)
+		if len(req.URL.RawQuery) > maxQueryBytes {
+			return Errorf(http.StatusRequestURITooLong, "query_too_long", "the query string is longer than "+strconv.Itoa(maxQueryBytes)+" bytes")
+		}
+		params, err := parseQuery(req.URL.RawQuery)
+		if err != nil {
+			return err
+		}
+		q, err := query.Parse(params, schema)
+		if err != nil {
+			return err
+		}
+		return s.streamList(w, req, func(emit func([]byte) error) error {
+			return s.records.List(req.Context(), principalOf(req), r, q, emit)
+		})
+	}
+}
+
+// maxQueryBytes caps list query strings.
+const maxQueryBytes = 128 << 10
+
+// streamList writes a JSON array while the rows are read: memory does not
+// grow with the list. Once the first byte is out, a failure can no longer
+// become an error answer; the connection is cut instead, so the client
+// sees a truncated body, never a complete-looking wrong one.
+func (s *Server) streamList(w http.ResponseWriter, req *http.Request, run func(emit func([]byte) error) error) error {
+	bw := bufio.NewWriterSize(w, 32<<10)
+	started := false
+	n := 0
+	emit := func(doc []byte) error {
+		if !started {
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.WriteHeader(http.StatusOK)
+			started = true
+			bw.WriteByte('[')
+		} else {
+			bw.WriteByte(',')
+		}
+		n++
+		_, err := bw.Write(doc)
+		return err
+	}
+	err := run(emit)
+	if err != nil && !started {
+		return err
+	}
+	if err != nil {
+		s.log.ErrorContext(req.Context(), "list failed while streaming", "request_id", requestID(req.Context()), "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	if !started {
+		writeRawJSON(w, http.StatusOK, []byte("[]\n"))
+		return nil
+	}
+	bw.WriteString("]\n")
+	return bw.Flush()
+}
+
+func (s *Server) get(r *resource.Resource) handlerFunc {
+	schema := r.Schema()
+	return func(w http.ResponseWriter, req *http.Request) error {
+		markDeprecated(w, r)
+		id, err := pathID(req)
+		if err != nil {
+			return err
+		}
+		var populate []string
+		if ps := req.URL.Query()["populate"]; len(ps) > 0 {
+			q, err := query.Parse(req.URL.Query(), schema)
+			if err != nil {
+				return err
+			}
+			populate = q.Populate
+		}
+		doc, err := s.records.Get(req.Context(), principalOf(req), r, id, populate)
+		if err != nil {
+			return err
+		}
+		writeRawJSON(w, http.StatusOK, append(doc, '\n'))
+		return nil
+	}
+}
+
+func (s *Server) create(r *resource.Resource) handlerFunc {
+	return func(w http.ResponseWriter, req *http.Request) error {
+		input, err := decodeBody(req)
+		if err != nil {
+			return err
+		}
+		doc, err := s.records.Create(req.Context(), principalOf(req), r, input)
+		if err != nil {
+			return err
+		}
+		if id, ok := docID(doc); ok {
+			w.Header().Set("Location", r.Path()+"/"+strconv.FormatInt(id, 10))
+		}
+		writeRawJSON(w, http.StatusCreated, append(doc, '\n'))
+		return nil
+	}
+}
+
+func (s *Server) update(r *resource.Resource) handlerFunc {
+	return func(w http.ResponseWriter, req *http.Request) error {
+		id, err := pathID(req)
+		if err != nil {
+			return err
+		}
+		input, err := decodeBody(req)
+		if err != nil {
+			return err
+		}
+		doc, err := s.records.Update(req.Context(), principalOf(req), r, id, input)
+		if err != nil {
+			return err
+		}
+		writeRawJSON(w, http.StatusOK, append(doc, '\n'))
+		return nil
+	}
+}
+
+func (s *Server) remove(r *resource.Resource) handlerFunc {
+	return func(w http.ResponseWriter, req *http.Request) error {
+		id, err := pathID(req)
+		if err != nil {
+			return err
+		}
+		doc, err := s.records.Delete(req.Context(), principalOf(req), r, id)
+		if err != nil {
+			return err
+		}
+		writeRawJSON(w, http.StatusOK, append(doc, '\n'))
+		return nil
+	}
+}
+
+// pathID reads the {id} path segment; anything but a positive integer
+// names no record.
+func pathID(req *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(req.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, Errorf(http.StatusNotFound, "not_found", "no such record: ids are positive integers")
+	}
+	return id, nil
+}
+
+func docID(doc []byte) (int64, bool) {
+	var head struct {
+		ID int64 `json:"id"`
+	}
+	if json.Unmarshal(doc, &head) != nil || head.ID == 0 {
+		return 0, false
+	}
+	return head.ID, true
+}
+
+// maxJSONDepth caps the nesting of request bodies.
+const maxJSONDepth = 32
+
+// decodeBody reads a JSON object body. Numbers keep their exact text. The
+// body is read as JSON whatever its Content-Type says (curl -d sends a
+// form type), except multipart, which is never a record.
+func decodeBody(req *http.Request) (map[string]any, error) {
+	if mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type")); strings.HasPrefix(mt, "multipart/") {
+		return nil, Errorf(http.StatusUnsupportedMediaType, "unsupported_media_type", "send the record as application/json")
+	}
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, err // a *http.MaxBytesError becomes 413
+	}
+	if err := checkDepth(body, maxJSONDepth); err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, Errorf(http.StatusBadRequest, "invalid_json", "the body is not valid JSON: "+err.Error())
+	}
+	if dec.More() {
+		return nil, Errorf(http.StatusBadRequest, "invalid_json", "the body holds more than one JSON value")
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, Errorf(http.StatusBadRequest, "invalid_json", "the body must be a JSON object")
+	}
+	return obj, nil
+}
+
+// checkDepth refuses JSON nested deeper than limit without decoding it.
+func checkDepth(body []byte, limit int) error {
+	depth := 0
+	inString, escaped := false, false
+	for _, c := range body {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			if depth > limit {
+				return Errorf(http.StatusBadRequest, "too_deep", "the body is nested deeper than "+strconv.Itoa(limit)+" levels")
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return nil
+}
+
+// parseQuery parses a query string, refusing malformed escapes.
+func parseQuery(raw string) (map[string][]string, error) {
+	v, err := url.ParseQuery(raw)
+	if err != nil {
+		return nil, Errorf(http.StatusBadRequest, "invalid_query", "the query string cannot be parsed: "+err.Error())
+	}
+	return v, nil
+}

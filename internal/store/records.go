@@ -1,0 +1,247 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"planwerk/internal/query"
+)
+
+// Collection names where the records of one resource live: the shared
+// records table (Resource set) or a table of their own (users).
+type Collection struct {
+	Table    string // "records" or "users"; a constant of Planwerk's, never client text
+	Resource string // the resource name in the records table; a registry constant
+}
+
+// scope writes the condition every query on the collection starts with:
+// the tenant first. The resource name comes from the registry, never from
+// a client, so it is written into the statement, where partial indexes can
+// see it.
+func (c Collection) scope(s *query.SQL, tenantID int64) {
+	s.Write("tenant_id = ", s.Arg(tenantID))
+	if c.Resource != "" {
+		s.Write(" AND resource = '", c.Resource, "'")
+	}
+}
+
+// Doc is a record's JSON document as the API returns it.
+type Doc = json.RawMessage
+
+// Record is a stored record.
+type Record struct {
+	ID  int64
+	Doc Doc
+}
+
+// docColumn is how a SELECT reads the document: PostgreSQL renders jsonb as text.
+func (db *DB) docColumn() string {
+	if db.dialect.name() == "postgres" {
+		return "doc::text"
+	}
+	return "doc"
+}
+
+func (db *DB) forUpdate() string {
+	if db.dialect.name() == "postgres" {
+		return " FOR UPDATE"
+	}
+	return "" // SQLite write transactions already hold the database's write lock
+}
+
+// NewID allocates a record id for the tenant.
+func (db *DB) NewID(ctx context.Context, q Querier, tenantID int64) (int64, error) {
+	return db.nextID(ctx, q, tenantID)
+}
+
+// stamp completes a document with the service-owned attributes.
+func stamp(doc map[string]any, id int64, createdAt, updatedAt string) ([]byte, error) {
+	doc["id"] = id
+	doc["createdAt"] = createdAt
+	doc["updatedAt"] = updatedAt
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("encode record: %w", err)
+	}
+	return b, nil
+}
+
+// InsertRecord stores a new record of a records-table collection with the
+// given id (from NewID) and returns its document.
+func (db *DB) InsertRecord(ctx context.Context, q Querier, tenantID int64, c Collection, id int64, doc map[string]any) (Doc, error) {
+	now := Timestamp(time.Now())
+	b, err := stamp(doc, id, now, now)
+	if err != nil {
+		return nil, err
+	}
+	_, err = q.ExecContext(ctx,
+		`INSERT INTO records (tenant_id, id, resource, doc, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)`,
+		tenantID, id, c.Resource, string(b), now)
+	if db.dialect.uniqueViolation(err) {
+		return nil, fmt.Errorf("insert %s: %w", c.Resource, ErrConflict)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("insert %s: %w", c.Resource, err)
+	}
+	return b, nil
+}
+
+// GetRecord reads one record. With lock set and inside a transaction, the
+// row stays locked until the transaction ends.
+func (db *DB) GetRecord(ctx context.Context, q Querier, tenantID int64, c Collection, id int64, lock bool) (Record, error) {
+	var s query.SQL
+	s.Write("SELECT ", db.docColumn(), " FROM ", c.Table, " WHERE ")
+	c.scope(&s, tenantID)
+	s.Write(" AND id = ", s.Arg(id))
+	if lock {
+		s.Write(db.forUpdate())
+	}
+	if q == nil {
+		q = readQuerier{db.read}
+	}
+	var doc string
+	err := q.QueryRowContext(ctx, s.String(), s.Args...).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Record{}, fmt.Errorf("%s %d: %w", c.Resource, id, ErrNotFound)
+	}
+	if err != nil {
+		return Record{}, fmt.Errorf("get %s %d: %w", c.Resource, id, err)
+	}
+	return Record{ID: id, Doc: Doc(doc)}, nil
+}
+
+// readQuerier runs reads on the read pool.
+type readQuerier struct{ *sql.DB }
+
+// UpdateRecord replaces the document of a records-table record, keeping
+// its id and creation time, and returns the new document.
+func (db *DB) UpdateRecord(ctx context.Context, q Querier, tenantID int64, c Collection, id int64, createdAt string, doc map[string]any) (Doc, error) {
+	now := Timestamp(time.Now())
+	b, err := stamp(doc, id, createdAt, now)
+	if err != nil {
+		return nil, err
+	}
+	res, err := q.ExecContext(ctx,
+		`UPDATE records SET doc = $1, updated_at = $2 WHERE tenant_id = $3 AND id = $4 AND resource = $5`,
+		string(b), now, tenantID, id, c.Resource)
+	if db.dialect.uniqueViolation(err) {
+		return nil, fmt.Errorf("update %s: %w", c.Resource, ErrConflict)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("update %s %d: %w", c.Resource, id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil, fmt.Errorf("%s %d: %w", c.Resource, id, ErrNotFound)
+	}
+	return b, nil
+}
+
+// DeleteRecord removes a records-table record.
+func (db *DB) DeleteRecord(ctx context.Context, q Querier, tenantID int64, c Collection, id int64) error {
+	res, err := q.ExecContext(ctx,
+		`DELETE FROM records WHERE tenant_id = $1 AND id = $2 AND resource = $3`, tenantID, id, c.Resource)
+	if err != nil {
+		return fmt.Errorf("delete %s %d: %w", c.Resource, id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("%s %d: %w", c.Resource, id, ErrNotFound)
+	}
+	return nil
+}
+
+// RecordExists reports whether the tenant has the record in the collection.
+func (db *DB) RecordExists(ctx context.Context, q Querier, tenantID int64, c Collection, id int64) (bool, error) {
+	var s query.SQL
+	s.Write("SELECT 1 FROM ", c.Table, " WHERE ")
+	c.scope(&s, tenantID)
+	s.Write(" AND id = ", s.Arg(id))
+	if q == nil {
+		q = readQuerier{db.read}
+	}
+	var one int
+	err := q.QueryRowContext(ctx, s.String(), s.Args...).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("check %s %d: %w", c.Resource, id, err)
+	}
+	return true, nil
+}
+
+// ListRecords runs a list query and calls fn with each document in order.
+// Rows are read one at a time: the document slice is only valid during
+// the call. The criteria compile to a single parameterised statement.
+func (db *DB) ListRecords(ctx context.Context, tenantID int64, c Collection, q *query.Query, fn func(doc []byte) error) error {
+	var s query.SQL
+	d := query.For(db.dialect.name())
+	s.Write("SELECT ", db.docColumn(), " FROM ", c.Table, " WHERE ")
+	c.scope(&s, tenantID)
+	s.Write(" AND ")
+	d.Where(&s, q.Where)
+	s.Write(" ORDER BY ")
+	d.OrderBy(&s, q.Sort)
+	s.Write(" LIMIT ", s.Arg(int64(q.Limit)), " OFFSET ", s.Arg(int64(q.Skip)))
+	rows, err := db.read.QueryContext(ctx, s.String(), s.Args...)
+	if err != nil {
+		return fmt.Errorf("list %s: %w", c.Resource, err)
+	}
+	defer rows.Close()
+	var doc sql.RawBytes
+	for rows.Next() {
+		if err := rows.Scan(&doc); err != nil {
+			return fmt.Errorf("list %s: %w", c.Resource, err)
+		}
+		if err := fn(doc); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("list %s: %w", c.Resource, err)
+	}
+	return nil
+}
+
+// RecordsByID reads records of the tenant by id from a collection, for
+// expanding references; ids not found are absent from the result.
+func (db *DB) RecordsByID(ctx context.Context, tenantID int64, c Collection, ids []int64) (map[int64]Doc, error) {
+	out := make(map[int64]Doc, len(ids))
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		var s query.SQL
+		s.Write("SELECT id, ", db.docColumn(), " FROM ", c.Table, " WHERE ")
+		c.scope(&s, tenantID)
+		s.Write(" AND id IN (")
+		for i, id := range chunk {
+			if i > 0 {
+				s.Write(", ")
+			}
+			s.Write(s.Arg(id))
+		}
+		s.Write(")")
+		rows, err := db.read.QueryContext(ctx, s.String(), s.Args...)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", c.Resource, err)
+		}
+		for rows.Next() {
+			var id int64
+			var doc []byte
+			if err := rows.Scan(&id, &doc); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read %s: %w", c.Resource, err)
+			}
+			out[id] = bytes.Clone(doc)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", c.Resource, err)
+		}
+	}
+	return out, nil
+}
