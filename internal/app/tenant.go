@@ -20,6 +20,9 @@ func runMigrate(ctx context.Context, args []string, stdio IO) error {
 	if err := parse(fs, args, stdio); err != nil {
 		return err
 	}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
 	db, err := store.Open(ctx, cfg.Database)
 	if err != nil {
 		return err
@@ -98,6 +101,9 @@ func runTenantCreate(ctx context.Context, args []string, stdio IO) error {
 	if err := spec.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", ErrUsage, err)
 	}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
 	log := slog.New(slog.NewJSONHandler(stdio.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	db, err := openDatabase(ctx, cfg, log)
 	if err != nil {
@@ -106,7 +112,7 @@ func runTenantCreate(ctx context.Context, args []string, stdio IO) error {
 	defer db.Close()
 	t, u, err := CreateTenant(ctx, NewService(cfg, db, log), spec)
 	if errors.Is(err, store.ErrConflict) {
-		return fmt.Errorf("tenant %q not created: the slug or the admin e-mail address is already taken", spec.Slug)
+		return fmt.Errorf("tenant %q not created: the slug or the admin e-mail address is already taken: %w", spec.Slug, err)
 	}
 	if err != nil {
 		return err

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -59,9 +61,9 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.Int64Var(&c.TenantStorageBytes, "tenant-storage-bytes", c.TenantStorageBytes, "default storage cap per tenant in bytes")
 	fs.IntVar(&c.FileRate, "file-rate", c.FileRate, "upload and download-URL requests per user per minute")
 	fs.Func("token-ttl", "access token lifetime in seconds (default 3600)", func(s string) error {
-		var secs int64
-		if _, err := fmt.Sscan(s, &secs); err != nil || secs <= 0 {
-			return errors.New("must be a positive number of seconds")
+		secs, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil || secs <= 0 || secs > math.MaxInt64/int64(time.Second) {
+			return errors.New("must be a positive whole number of seconds")
 		}
 		c.TokenTTL = time.Duration(secs) * time.Second
 		return nil

@@ -168,6 +168,17 @@ func TestTokenTTLSeconds(t *testing.T) {
 	}
 }
 
+func TestTokenTTLRefusesJunk(t *testing.T) {
+	for _, arg := range []string{"0", "-5", "1.5", "1e3", "10abc", "90s", "", "99999999999999999999"} {
+		if _, err := parse([]string{"--token-ttl", arg}, nil); err == nil {
+			t.Errorf("--token-ttl %q accepted", arg)
+		}
+		if _, err := parse(nil, map[string]string{"PLANWERK_TOKEN_TTL": arg + "x"}); err == nil {
+			t.Errorf("PLANWERK_TOKEN_TTL=%q accepted", arg+"x")
+		}
+	}
+}
+
 func TestEnvName(t *testing.T) {
 	for flagName, want := range map[string]string{
 		"max-upload-bytes":     "PLANWERK_MAX_UPLOAD_BYTES",

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"fmt"
 	"io/fs"
@@ -68,7 +69,10 @@ func postgresMigrationLock(ctx context.Context, pool *sql.DB) (func(), error) {
 		return nil, err
 	}
 	return func() {
-		_, _ = conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock(`+key+`)`)
+		if _, err := conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock(`+key+`)`); err != nil {
+			// Never hand a session that may still hold the lock back to the pool.
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
 		conn.Close()
 	}, nil
 }

@@ -216,6 +216,8 @@ type dialect interface {
 	uniqueViolation(err error) bool
 	// retryable reports whether a transaction failing with err may be run again.
 	retryable(err error) bool
+	// lock serialises transactions that use the same key until they end.
+	lock(ctx context.Context, q Querier, key string) error
 }
 
 type sqliteDialect struct{}
@@ -242,7 +244,17 @@ func (sqliteDialect) uniqueViolation(err error) bool {
 
 func (sqliteDialect) retryable(error) bool { return false }
 
+// SQLite write transactions already exclude each other.
+func (sqliteDialect) lock(context.Context, Querier, string) error { return nil }
+
 type postgresDialect struct{}
+
+func (postgresDialect) lock(ctx context.Context, q Querier, key string) error {
+	if _, err := q.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
+		return fmt.Errorf("lock %q: %w", key, err)
+	}
+	return nil
+}
 
 func (postgresDialect) name() string { return "postgres" }
 

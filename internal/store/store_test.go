@@ -252,6 +252,39 @@ func TestCreateTenantAdminEmailTaken(t *testing.T) {
 	})
 }
 
+// Two tenants created at once with the same admin e-mail address: exactly
+// one wins, on both engines.
+func TestCreateTenantAdminEmailRace(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		ctx := context.Background()
+		db := testenv.OpenDB(t, b)
+		for round := 0; round < 5; round++ {
+			email := fmt.Sprintf("race%d@example.test", round)
+			errs := make(chan error, 2)
+			for i := 0; i < 2; i++ {
+				slug := fmt.Sprintf("race-%d-%d", round, i)
+				go func() {
+					_, _, err := db.CreateTenant(ctx, slug, slug, store.NewAdmin{Email: email, PasswordHash: fakeHash})
+					errs <- err
+				}()
+			}
+			ok := 0
+			for i := 0; i < 2; i++ {
+				err := <-errs
+				switch {
+				case err == nil:
+					ok++
+				case !errors.Is(err, store.ErrConflict):
+					t.Fatalf("round %d: %v", round, err)
+				}
+			}
+			if ok != 1 {
+				t.Fatalf("round %d: %d tenants created with one admin e-mail, want 1", round, ok)
+			}
+		}
+	})
+}
+
 func TestCreateUserEmailUniqueness(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()

@@ -40,6 +40,10 @@ func (db *DB) CreateTenant(ctx context.Context, slug, name string, admin NewAdmi
 	)
 	err := db.Tx(ctx, func(q Querier) error {
 		// The one lookup across tenants: an operator command, not a request.
+		// The lock keeps two concurrent creates from both passing the check.
+		if err := db.dialect.lock(ctx, q, "planwerk-admin-email:"+EmailKey(admin.Email)); err != nil {
+			return err
+		}
 		var taken int
 		err := q.QueryRowContext(ctx, `SELECT 1 FROM users WHERE email_key = $1 LIMIT 1`, EmailKey(admin.Email)).Scan(&taken)
 		if err == nil {

@@ -54,7 +54,10 @@ func ValidSlug(s string) bool {
 // when it is a slug, SLUG.BASE-DOMAIN, or a URL whose host is
 // SLUG.BASE-DOMAIN.
 func SlugFromValue(value, baseDomain string) (string, bool) {
-	v := strings.ToLower(strings.TrimSpace(value))
+	v, ok := asciiLower(strings.TrimSpace(value))
+	if !ok {
+		return "", false
+	}
 	if v == "" {
 		return "", false
 	}
@@ -78,7 +81,10 @@ func SlugFromValue(value, baseDomain string) (string, bool) {
 // SlugFromHost returns the slug of a tenant host SLUG.BASE-DOMAIN, with or
 // without a port.
 func SlugFromHost(host, baseDomain string) (string, bool) {
-	host = strings.ToLower(host)
+	host, ok := asciiLower(host)
+	if !ok {
+		return "", false
+	}
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
@@ -94,6 +100,21 @@ func SlugFromHost(host, baseDomain string) (string, bool) {
 	return slug, true
 }
 
+// asciiLower lower-cases ASCII letters and refuses anything non-ASCII, so
+// that no Unicode case folding can turn a foreign name into a slug.
+func asciiLower(s string) (string, bool) {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 0x80 {
+			return "", false
+		}
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b), true
+}
+
 // RequestedSlug returns the slug a request names. The first header that
 // names a slug decides; when the request host is a tenant host, the header
 // must name the same tenant.
@@ -102,8 +123,9 @@ func RequestedSlug(r *http.Request, baseDomain string) (string, error) {
 	slug := ""
 	for _, name := range Headers {
 		for _, v := range r.Header.Values(name) {
-			if name == "origin" && v == "null" {
-				continue // browsers send "null" for opaque origins
+			v = strings.TrimSpace(v)
+			if v == "" || name == "origin" && strings.EqualFold(v, "null") {
+				continue // empty, or a browser's "null" for opaque origins
 			}
 			present = true
 			if s, ok := SlugFromValue(v, baseDomain); ok {

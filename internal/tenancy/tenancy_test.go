@@ -49,6 +49,8 @@ func TestSlugFromValue(t *testing.T) {
 		// A bare slug.
 		{"acme", "localhost", "acme"},
 		{"ACME", "localhost", "acme"},
+		{"\u212Acme", "localhost", ""}, // a Kelvin sign must not fold to "k"
+		{"https://\u212Acme.localhost", "localhost", ""},
 		{"  acme\t", "localhost", "acme"},
 		{"acme-corp", "planwerk.example", "acme-corp"},
 		// SLUG.BASE-DOMAIN, with port and path.
@@ -153,6 +155,8 @@ func TestRequestedSlug(t *testing.T) {
 	}{
 		{"companyurl slug", "api.example.com", []header{{"companyurl", "acme"}}, "acme", nil},
 		{"companyurl upper case", "api.example.com", []header{{"companyurl", "ACME"}}, "acme", nil},
+		{"origin Null in any case is no header", "api.example.com", []header{{"origin", " Null "}}, "", tenancy.ErrRequired},
+		{"empty header is no header", "api.example.com", []header{{"companyurl", "  "}}, "", tenancy.ErrRequired},
 		{"companyurl header name in any case", "api.example.com", []header{{"CompanyURL", "acme"}}, "acme", nil},
 		{"companyurl bare host", "api.example.com", []header{{"companyurl", "acme.planwerk.example"}}, "acme", nil},
 		{"companyurl URL", "api.example.com", []header{{"companyurl", "https://acme.planwerk.example:8443/app?x=1"}}, "acme", nil},
