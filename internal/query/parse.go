@@ -385,13 +385,13 @@ func checkText(f Field, param, s string) error {
 
 // jsonValue converts a criteria value from where.
 func jsonValue(f Field, v any) (Value, error) {
-	switch v.(type) {
+	switch x := v.(type) {
 	case nil:
 		return Value{Kind: KindNull}, nil
 	case map[string]any, []any:
 		return Value{}, errorf("where", "%q: a value must be a string, number, boolean or null", f.Name)
 	case string:
-		if err := checkText(f, "where", v.(string)); err != nil {
+		if err := checkText(f, "where", x); err != nil {
 			return Value{}, err
 		}
 	}

@@ -1,0 +1,353 @@
+// Command planwerk-bench measures Planwerk on this machine and prints the
+// numbers as tables.
+//
+//	planwerk-bench lists [--records 50000] [--postgres URL] [--duration 5s]
+//
+// "lists" seeds ProjectDay records into a fresh SQLite file and a fresh
+// PostgreSQL schema and measures, over HTTP against the real handler: the
+// full list at limit=50000 (time, bytes, peak heap growth), a where range
+// over day returning about 1000 rows, and authenticated single-record GET
+// throughput.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"planwerk/internal/app"
+	"planwerk/internal/config"
+	"planwerk/internal/store"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if len(os.Args) < 2 || os.Args[1] != "lists" {
+		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists [--records N] [--postgres URL] [--duration D]")
+		os.Exit(2)
+	}
+	fs := flag.NewFlagSet("lists", flag.ExitOnError)
+	records := fs.Int("records", 50000, "ProjectDay records to seed")
+	pg := fs.String("postgres", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable", "PostgreSQL server (empty: SQLite only)")
+	duration := fs.Duration("duration", 5*time.Second, "how long to drive single-record GETs")
+	_ = fs.Parse(os.Args[2:])
+	if err := runLists(ctx, *records, *pg, *duration); err != nil {
+		fmt.Fprintln(os.Stderr, "planwerk-bench:", err)
+		os.Exit(1)
+	}
+}
+
+type result struct {
+	engine                string
+	listTime              time.Duration
+	listBytes             int64
+	listPeakHeap          uint64
+	rangeTime             time.Duration
+	rangeRows, rangeBytes int64
+	getRate               float64
+	getP50, getP99        time.Duration
+	getErrors             int64
+}
+
+func runLists(ctx context.Context, n int, pgURL string, d time.Duration) error {
+	dir, err := os.MkdirTemp("", "planwerk-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	dsns := []string{"sqlite:" + filepath.Join(dir, "bench.db")}
+	if pgURL != "" {
+		dsn, drop, err := freshSchema(ctx, pgURL)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "PostgreSQL skipped: %v\n", err)
+		} else {
+			defer drop()
+			dsns = append(dsns, dsn)
+		}
+	}
+	var results []result
+	for _, dsn := range dsns {
+		r, err := benchEngine(ctx, dsn, n, d)
+		if err != nil {
+			return err
+		}
+		results = append(results, r)
+	}
+	fmt.Printf("\nPlanwerk list benchmark: %d ProjectDay records, %s, %d cores, %s\n\n", n, runtime.Version(), runtime.NumCPU(), time.Now().UTC().Format(time.DateOnly))
+	fmt.Println("| engine | GET ?limit=50000 | bytes | peak heap growth | where day range | rows | single GET req/s | p50 | p99 | errors |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
+	for _, r := range results {
+		fmt.Printf("| %s | %s | %.1f MB | %.1f MB | %s | %d | %.0f | %s | %s | %d |\n",
+			r.engine, ms(r.listTime), float64(r.listBytes)/1e6, float64(r.listPeakHeap)/(1<<20),
+			ms(r.rangeTime), r.rangeRows, r.getRate, ms(r.getP50), ms(r.getP99), r.getErrors)
+	}
+	if len(results) == 2 {
+		a, b := results[0], results[1]
+		fmt.Printf("\nratios postgres/sqlite: list %.2f, range %.2f, GET req/s %.2f\n",
+			a2b(b.listTime, a.listTime), a2b(b.rangeTime, a.rangeTime), b.getRate/a.getRate)
+	}
+	return nil
+}
+
+func a2b(x, y time.Duration) float64 { return float64(x) / float64(y) }
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+
+func benchEngine(ctx context.Context, dsn string, n int, d time.Duration) (result, error) {
+	cfg := config.Default()
+	cfg.Database = dsn
+	db, err := store.Open(ctx, dsn)
+	if err != nil {
+		return result{}, err
+	}
+	defer db.Close()
+	if _, err := db.Migrate(ctx); err != nil {
+		return result{}, err
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	svc := app.NewService(cfg, db, log)
+	tn, _, err := app.CreateTenant(ctx, svc, app.TenantSpec{Slug: "bench", AdminEmail: "admin@bench.test", AdminPassword: "bench-password"})
+	if err != nil {
+		return result{}, err
+	}
+	firstDay, firstID, err := seed(ctx, db, tn.ID, n)
+	if err != nil {
+		return result{}, err
+	}
+	srv := httptest.NewServer(svc.Handler)
+	defer srv.Close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	token, err := login(client, srv.URL)
+	if err != nil {
+		return result{}, err
+	}
+	get := func(path string) (int64, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+path, nil)
+		req.Header.Set("companyurl", "bench")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		nb, err := io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode != 200 {
+			return nb, fmt.Errorf("GET %s: %d", path, resp.StatusCode)
+		}
+		return nb, err
+	}
+	r := result{engine: db.Engine()}
+
+	// The full list: median of 5, with the heap sampled during the first.
+	var times []time.Duration
+	for i := 0; i < 5; i++ {
+		var peak uint64
+		var stopSampling func() uint64
+		if i == 0 {
+			stopSampling = sampleHeap()
+		}
+		start := time.Now()
+		nb, err := get("/v1/project-days?limit=50000")
+		times = append(times, time.Since(start))
+		if stopSampling != nil {
+			peak = stopSampling()
+			r.listPeakHeap = peak
+		}
+		if err != nil {
+			return r, err
+		}
+		r.listBytes = nb
+	}
+	r.listTime = median(times)
+
+	// A where range over day: 20 days of 50 projects ≈ 1000 rows.
+	from := firstDay
+	to := firstDay.AddDate(0, 0, 20)
+	where := fmt.Sprintf(`{"day":{">=":"%s","<":"%s"}}`, from.Format(time.DateOnly), to.Format(time.DateOnly))
+	path := "/v1/project-days?where=" + url.QueryEscape(where)
+	times = times[:0]
+	for i := 0; i < 20; i++ {
+		start := time.Now()
+		nb, err := get(path)
+		times = append(times, time.Since(start))
+		if err != nil {
+			return r, err
+		}
+		r.rangeBytes = nb
+	}
+	r.rangeTime = median(times)
+	r.rangeRows = int64(strings.Count(mustBody(client, srv.URL+path, token), `"validationStatus"`))
+
+	// Single-record GETs from 16 concurrent clients.
+	var (
+		wg       sync.WaitGroup
+		count    atomic.Int64
+		errs     atomic.Int64
+		mu       sync.Mutex
+		latency  []time.Duration
+		deadline = time.Now().Add(d)
+	)
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			var local []time.Duration
+			for i := 0; time.Now().Before(deadline); i++ {
+				id := firstID + int64((w*7919+i*104729)%n)
+				start := time.Now()
+				if _, err := get(fmt.Sprintf("/v1/project-days/%d", id)); err != nil {
+					errs.Add(1)
+				}
+				local = append(local, time.Since(start))
+				count.Add(1)
+			}
+			mu.Lock()
+			latency = append(latency, local...)
+			mu.Unlock()
+		}(w)
+	}
+	wg.Wait()
+	r.getRate = float64(count.Load()) / d.Seconds()
+	r.getErrors = errs.Load()
+	slices.Sort(latency)
+	if len(latency) > 0 {
+		r.getP50 = latency[len(latency)/2]
+		r.getP99 = latency[len(latency)*99/100]
+	}
+	return r, nil
+}
+
+func mustBody(client *http.Client, u, token string) string {
+	req, _ := http.NewRequest(http.MethodGet, u, nil)
+	req.Header.Set("companyurl", "bench")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := client.Do(req)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// sampleHeap samples live heap bytes every millisecond until the returned
+// function is called; that returns the peak growth over the starting level.
+func sampleHeap() func() uint64 {
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 {
+		metrics.Read(sample)
+		return sample[0].Value.Uint64()
+	}
+	base := read()
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if v := read(); v > base && v-base > peak.Load() {
+					peak.Store(v - base)
+				}
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		<-stopped
+		return peak.Load()
+	}
+}
+
+// seed inserts n ProjectDay records: 50 projects, consecutive days.
+func seed(ctx context.Context, db *store.DB, tenantID int64, n int) (time.Time, int64, error) {
+	first := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	const projects = 50
+	projectIDs := make([]int64, projects)
+	var firstID int64
+	err := db.Tx(ctx, func(q store.Querier) error {
+		for i := range projectIDs {
+			id, err := db.NewID(ctx, q, tenantID)
+			if err != nil {
+				return err
+			}
+			if _, err := db.InsertRecord(ctx, q, tenantID, store.Collection{Table: "records", Resource: "projects"}, id,
+				map[string]any{"name": fmt.Sprintf("Project %d", i)}); err != nil {
+				return err
+			}
+			projectIDs[i] = id
+		}
+		for i := 0; i < n; i++ {
+			id, err := db.NewID(ctx, q, tenantID)
+			if err != nil {
+				return err
+			}
+			if i == 0 {
+				firstID = id
+			}
+			status := "NOTAPPROVED"
+			if i%3 == 0 {
+				status = "APPROVED"
+			}
+			doc := map[string]any{
+				"project":          projectIDs[i%projects],
+				"day":              first.AddDate(0, 0, i/projects).Format(time.DateOnly),
+				"validationStatus": status,
+			}
+			if _, err := db.InsertRecord(ctx, q, tenantID, store.Collection{Table: "records", Resource: "project-days"}, id, doc); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return first, firstID, err
+}
+
+func login(client *http.Client, base string) (string, error) {
+	form := url.Values{"grant_type": {"password"}, "username": {"admin@bench.test"}, "password": {"bench-password"},
+		"client_id": {"bench"}, "client_secret": {"bench"}}
+	req, _ := http.NewRequest(http.MethodPost, base+"/oauth2/token", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("companyurl", "bench")
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	const key = `"access_token":"`
+	i := strings.Index(string(b), key)
+	if resp.StatusCode != 200 || i < 0 {
+		return "", fmt.Errorf("login: %d %s", resp.StatusCode, b)
+	}
+	rest := string(b)[i+len(key):]
+	return rest[:strings.IndexByte(rest, '"')], nil
+}
