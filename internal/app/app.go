@@ -21,6 +21,7 @@ import (
 	"planwerk/internal/resource"
 	"planwerk/internal/store"
 	"planwerk/internal/tenancy"
+	"planwerk/internal/timetrack"
 )
 
 // Version is set at build time with -ldflags "-X planwerk/internal/app.Version=...".
@@ -156,9 +157,12 @@ func NewService(cfg config.Config, db *store.DB, log *slog.Logger) *Service {
 	}, log)
 	resolver := tenancy.NewResolver(db, cfg.BaseDomain, 10*time.Second)
 	reg := resource.New()
-	recs := records.New(db, reg, records.DefaultHooks(db, hasher, authSvc))
+	tt := timetrack.New(db, reg)
+	hooks := records.DefaultHooks(db, hasher, authSvc)
+	hooks["time-entries"] = tt.EntryHooks()
+	recs := records.New(db, reg, hooks)
 	handler := httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20}, httpapi.Deps{
-		DB: db, Auth: authSvc, Tenants: resolver, Registry: reg, Records: recs, Log: log,
+		DB: db, Auth: authSvc, Tenants: resolver, Registry: reg, Records: recs, Time: tt, Log: log,
 	})
 	return &Service{Config: cfg, DB: db, Auth: authSvc, Hasher: hasher, Registry: reg, Records: recs, Handler: handler}
 }

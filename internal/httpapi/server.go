@@ -13,6 +13,7 @@ import (
 	"planwerk/internal/resource"
 	"planwerk/internal/store"
 	"planwerk/internal/tenancy"
+	"planwerk/internal/timetrack"
 )
 
 // Config is what the HTTP edge needs to know.
@@ -28,6 +29,7 @@ type Deps struct {
 	Tenants  *tenancy.Resolver
 	Registry *resource.Registry
 	Records  *records.Service
+	Time     *timetrack.Service
 	Log      *slog.Logger
 }
 
@@ -39,6 +41,7 @@ type Server struct {
 	tenants *tenancy.Resolver
 	reg     *resource.Registry
 	records *records.Service
+	time    *timetrack.Service
 	log     *slog.Logger
 	mux     *http.ServeMux
 }
@@ -49,7 +52,7 @@ func New(cfg Config, d Deps) *Server {
 		cfg.MaxBodyBytes = 1 << 20
 	}
 	s := &Server{cfg: cfg, db: d.DB, auth: d.Auth, tenants: d.Tenants, reg: d.Registry, records: d.Records,
-		log: d.Log, mux: http.NewServeMux()}
+		time: d.Time, log: d.Log, mux: http.NewServeMux()}
 	s.routes()
 	return s
 }
@@ -66,6 +69,7 @@ func (s *Server) routes() {
 	// Data endpoints: tenant, then bearer token.
 	s.data("GET /v1/users/me", s.usersMe)
 	s.resourceRoutes()
+	s.timeRoutes()
 }
 
 // data registers a /v1 endpoint behind tenant resolution and authentication.

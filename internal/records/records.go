@@ -65,6 +65,8 @@ type Hooks struct {
 	Prepare func(ctx context.Context, w *Write) error
 	// Check validates a create or update inside the transaction.
 	Check func(ctx context.Context, w *Write) error
+	// CheckDelete may refuse a delete inside the transaction.
+	CheckDelete func(ctx context.Context, w *Write) error
 	// Insert, Update and Delete replace the generic storage.
 	Insert func(ctx context.Context, w *Write) (store.Doc, error)
 	Update func(ctx context.Context, w *Write) (store.Doc, error)
@@ -391,6 +393,11 @@ func (s *Service) Delete(ctx context.Context, caller auth.Principal, r *resource
 		}
 		out = cur.Doc
 		w := &Write{Tx: tx, Caller: caller, Res: r, ID: id, Old: old}
+		if h.CheckDelete != nil {
+			if err := h.CheckDelete(ctx, w); err != nil {
+				return err
+			}
+		}
 		if h.Delete != nil {
 			return h.Delete(ctx, w)
 		}

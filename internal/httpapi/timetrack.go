@@ -1,0 +1,57 @@
+package httpapi
+
+import "net/http"
+
+// timeRoutes registers the account settings, approval and analytics endpoints.
+func (s *Server) timeRoutes() {
+	s.data("GET /v1/account/settings", s.getSettings)
+	s.data("PATCH /v1/account/settings", s.updateSettings)
+	s.data("PUT /v1/account/settings", s.updateSettings)
+	s.data("POST /v1/approval/bulk-approve", s.bulkApprove)
+	s.data("GET /v1/analytics/time-totals", s.timeTotals)
+}
+
+func (s *Server) getSettings(w http.ResponseWriter, r *http.Request) error {
+	st, err := s.time.Settings(r.Context(), principalOf(r).TenantID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}
+
+func (s *Server) updateSettings(w http.ResponseWriter, r *http.Request) error {
+	input, err := decodeBody(r)
+	if err != nil {
+		return err
+	}
+	st, err := s.time.UpdateSettings(r.Context(), principalOf(r), input)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}
+
+func (s *Server) bulkApprove(w http.ResponseWriter, r *http.Request) error {
+	input, err := decodeBody(r)
+	if err != nil {
+		return err
+	}
+	days, err := s.time.BulkApprove(r.Context(), principalOf(r), input)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, days)
+	return nil
+}
+
+func (s *Server) timeTotals(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	totals, err := s.time.TimeTotals(r.Context(), principalOf(r), q.Get("from"), q.Get("to"), q.Get("groupBy"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, totals)
+	return nil
+}

@@ -1,0 +1,67 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"planwerk/internal/query"
+)
+
+// FindRecords returns the records of a collection that match where, in id
+// order, at most limit of them. Inside a transaction pass its Querier.
+func (db *DB) FindRecords(ctx context.Context, q Querier, tenantID int64, c Collection, where query.Node, limit int) ([]Record, error) {
+	if q == nil {
+		q = readQuerier{db.read}
+	}
+	var s query.SQL
+	s.Write("SELECT id, ", db.docColumn(), " FROM ", c.Table, " WHERE ")
+	c.scope(&s, tenantID)
+	s.Write(" AND ")
+	query.For(db.dialect.name()).Where(&s, where)
+	s.Write(" ORDER BY id LIMIT ", s.Arg(int64(limit)))
+	rows, err := q.QueryContext(ctx, s.String(), s.Args...)
+	if err != nil {
+		return nil, fmt.Errorf("find %s: %w", c.Resource, err)
+	}
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		var r Record
+		var doc string
+		if err := rows.Scan(&r.ID, &doc); err != nil {
+			return nil, fmt.Errorf("find %s: %w", c.Resource, err)
+		}
+		r.Doc = Doc(doc)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find %s: %w", c.Resource, err)
+	}
+	return out, nil
+}
+
+// SetAttribute sets one attribute in the documents of a collection that
+// match where, leaving their updatedAt alone, and returns how many changed.
+// name must be a constant of Planwerk's; value is bound.
+func (db *DB) SetAttribute(ctx context.Context, q Querier, tenantID int64, c Collection, where query.Node, name string, value string) (int64, error) {
+	var s query.SQL
+	if db.dialect.name() == "postgres" {
+		s.Write("UPDATE ", c.Table, " SET doc = jsonb_set(doc, '{", name, "}', to_jsonb(", s.Arg(value), "::text)) WHERE ")
+	} else {
+		s.Write("UPDATE ", c.Table, " SET doc = json_set(doc, '$.", name, "', ", s.Arg(value), ") WHERE ")
+	}
+	c.scope(&s, tenantID)
+	s.Write(" AND ")
+	query.For(db.dialect.name()).Where(&s, where)
+	res, err := q.ExecContext(ctx, s.String(), s.Args...)
+	if err != nil {
+		return 0, fmt.Errorf("set %s of %s: %w", name, c.Resource, err)
+	}
+	return res.RowsAffected()
+}
+
+// Lock serialises the transactions that take the same key, until they
+// end. SQLite write transactions already exclude each other.
+func (db *DB) Lock(ctx context.Context, q Querier, key string) error {
+	return db.dialect.lock(ctx, q, key)
+}

@@ -1,0 +1,175 @@
+package timetrack
+
+import (
+	"context"
+	"time"
+
+	"planwerk/internal/query"
+	"planwerk/internal/records"
+	"planwerk/internal/resource"
+	"planwerk/internal/store"
+)
+
+// EntryHooks are the rules of the time-entries resource.
+func (s *Service) EntryHooks() records.Hooks {
+	return records.Hooks{Check: s.checkEntry, CheckDelete: s.checkEntryDelete}
+}
+
+// checkEntry applies the field rules of the tenant's current settings and
+// keeps WORK entries off approved days.
+func (s *Service) checkEntry(ctx context.Context, w *records.Write) error {
+	settings, err := s.db.TenantSettings(ctx, w.Tx, w.Caller.TenantID)
+	if err != nil {
+		return err
+	}
+	if w.New["trackingType"] == nil {
+		w.New["trackingType"] = Work
+	}
+	if problems := fieldRules(w.New, settings); len(problems) > 0 {
+		return invalid(problems...)
+	}
+	if err := s.guardApprovedDays(ctx, w); err != nil {
+		return err
+	}
+	// Every pair the write touches is locked and not approved.
+	if w.New["trackingType"] == Work {
+		w.New["validationStatus"] = NotApproved
+	} else {
+		delete(w.New, "validationStatus")
+	}
+	return nil
+}
+
+func (s *Service) checkEntryDelete(ctx context.Context, w *records.Write) error {
+	return s.guardApprovedDays(ctx, w)
+}
+
+// workPair returns the (project, day) of a WORK entry.
+func workPair(doc map[string]any) (pair, bool) {
+	if doc == nil || doc["trackingType"] != Work {
+		return pair{}, false
+	}
+	project, ok := asInt(doc["project"])
+	day, dayOK := doc["day"].(string)
+	return pair{project, day}, ok && dayOK
+}
+
+// guardApprovedDays locks the project days a write leaves and enters, and
+// refuses it when one of them is approved. The lock is held until the
+// write commits, and approvals take the same lock: no WORK entry reaches a
+// day after its approval has committed.
+func (s *Service) guardApprovedDays(ctx context.Context, w *records.Write) error {
+	var pairs []pair
+	for _, doc := range []map[string]any{w.Old, w.New} {
+		if p, ok := workPair(doc); ok {
+			pairs = append(pairs, p)
+		}
+	}
+	pairs, err := s.lockPairs(ctx, w.Tx, w.Caller.TenantID, pairs)
+	if err != nil {
+		return err
+	}
+	for _, p := range pairs {
+		status, _, err := s.status(ctx, w.Tx, w.Caller.TenantID, p)
+		if err != nil {
+			return err
+		}
+		if status == Approved {
+			return &records.Error{Kind: records.Forbidden, Code: "day_approved",
+				Message: "project " + itoa(p.project) + " is approved on " + p.day + ": its WORK entries cannot be created, changed or deleted"}
+		}
+	}
+	return nil
+}
+
+// fieldRules checks a time entry against SPEC.md's tables for its
+// trackingType and the account's timerMode and useWorktime.
+func fieldRules(doc map[string]any, st store.Settings) []resource.Problem {
+	var problems []resource.Problem
+	has := func(k string) bool { return doc[k] != nil }
+	need := func(k, why string) {
+		if !has(k) {
+			problems = append(problems, resource.Problem{Field: k, Message: "is required " + why})
+		}
+	}
+	refuse := func(k, why string) {
+		if has(k) {
+			problems = append(problems, resource.Problem{Field: k, Message: "must be omitted " + why})
+		}
+	}
+	timeFields := func(tt string) {
+		switch st.TimerMode {
+		case StartTimeEnd:
+			why := "for " + tt + " entries when timerMode is START_TIME_END_TIME"
+			need("startTime", why) // endTime stays omitted while the entry runs
+			refuse("duration", why)
+			refuse("sorting", why)
+		default:
+			why := "for " + tt + " entries when timerMode is DURATION"
+			need("duration", why)
+			refuse("startTime", why)
+			refuse("endTime", why)
+		}
+	}
+	switch tt := doc["trackingType"].(string); tt {
+	case Work:
+		need("project", "for WORK entries")
+		need("task", "for WORK entries")
+		timeFields(tt)
+	case Worktime:
+		why := "for WORKTIME entries"
+		refuse("project", why)
+		refuse("task", why)
+		need("startTime", why)
+		need("endTime", why)
+		refuse("duration", why)
+		refuse("sorting", why)
+	case Break:
+		refuse("project", "for BREAK entries")
+		refuse("task", "for BREAK entries")
+		if st.UseWorktime {
+			why := "for BREAK entries when the account uses worktime"
+			need("startTime", why)
+			need("endTime", why)
+			refuse("duration", why)
+		} else {
+			timeFields(tt)
+		}
+	}
+	if d, ok := asInt(doc["duration"]); ok && d < 0 {
+		problems = append(problems, resource.Problem{Field: "duration", Message: "must not be negative"})
+	}
+	if start, end, ok := times(doc); ok && !end.After(start) {
+		problems = append(problems, resource.Problem{Field: "endTime", Message: "must be after startTime"})
+	}
+	return problems
+}
+
+// times returns an entry's start and end when it has both.
+func times(doc map[string]any) (time.Time, time.Time, bool) {
+	s, _ := doc["startTime"].(string)
+	e, _ := doc["endTime"].(string)
+	if s == "" || e == "" {
+		return time.Time{}, time.Time{}, false
+	}
+	start, err1 := time.Parse(store.TimeFormat, s)
+	end, err2 := time.Parse(store.TimeFormat, e)
+	return start, end, err1 == nil && err2 == nil
+}
+
+// seconds is the time an entry counts: endTime - startTime when it has
+// both, else its duration; a running entry counts nothing.
+func seconds(doc map[string]any) int64 {
+	if start, end, ok := times(doc); ok {
+		return int64(end.Sub(start) / time.Second)
+	}
+	if _, running := doc["startTime"].(string); running {
+		return 0
+	}
+	d, _ := asInt(doc["duration"])
+	return d
+}
+
+func workEntries(r *resource.Resource) query.Node {
+	return &query.Cond{Field: field(r, "trackingType"), Op: query.Eq, Values: []query.Value{{Kind: query.KindString, Str: Work}}}
+}
