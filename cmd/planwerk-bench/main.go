@@ -38,16 +38,22 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if len(os.Args) < 2 || os.Args[1] != "lists" {
-		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists [--records N] [--postgres URL] [--duration D]")
+	if len(os.Args) < 2 || (os.Args[1] != "lists" && os.Args[1] != "entries") {
+		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries [--records N] [--postgres URL] [--duration D]")
 		os.Exit(2)
 	}
-	fs := flag.NewFlagSet("lists", flag.ExitOnError)
-	records := fs.Int("records", 50000, "ProjectDay records to seed")
+	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	records := fs.Int("records", 50000, "ProjectDay records to seed (lists)")
 	pg := fs.String("postgres", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable", "PostgreSQL server (empty: SQLite only)")
-	duration := fs.Duration("duration", 5*time.Second, "how long to drive single-record GETs")
+	duration := fs.Duration("duration", 5*time.Second, "how long to drive each load")
 	_ = fs.Parse(os.Args[2:])
-	if err := runLists(ctx, *records, *pg, *duration); err != nil {
+	var err error
+	if os.Args[1] == "lists" {
+		err = runLists(ctx, *records, *pg, *duration)
+	} else {
+		err = runEntries(ctx, *pg, *duration)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "planwerk-bench:", err)
 		os.Exit(1)
 	}
