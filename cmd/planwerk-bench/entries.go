@@ -62,7 +62,13 @@ func benchEntries(ctx context.Context, dsn string, d time.Duration) (string, flo
 	if _, err := db.Migrate(ctx); err != nil {
 		return "", 0, 0, 0, err
 	}
-	svc := app.NewService(cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	cfg.Files = filepath.Join(os.TempDir(), "planwerk-bench-files-"+db.Engine())
+	defer os.RemoveAll(cfg.Files)
+	svc, err := app.NewService(ctx, cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		return "", 0, 0, 0, err
+	}
+	defer svc.Close()
 	if _, _, err := app.CreateTenant(ctx, svc, app.TenantSpec{Slug: "bench", AdminEmail: "admin@bench.test", AdminPassword: "bench-password"}); err != nil {
 		return "", 0, 0, 0, err
 	}
@@ -109,7 +115,9 @@ func benchEntries(ctx context.Context, dsn string, d time.Duration) (string, flo
 		wg.Wait()
 		return float64(n.Load()) / d.Seconds()
 	}
-	day := func(i int) string { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i%365).Format(time.DateOnly) }
+	day := func(i int) string {
+		return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i%365).Format(time.DateOnly)
+	}
 	work := drive(func(i int) string {
 		return fmt.Sprintf(`{"trackingType":"WORK","project":%s,"task":%s,"day":"%s","duration":3600}`, projectID, taskID, day(i))
 	})

@@ -127,7 +127,13 @@ func benchEngine(ctx context.Context, dsn string, n int, d time.Duration) (resul
 		return result{}, err
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := app.NewService(cfg, db, log)
+	cfg.Files = filepath.Join(os.TempDir(), "planwerk-bench-files-"+db.Engine())
+	defer os.RemoveAll(cfg.Files)
+	svc, err := app.NewService(ctx, cfg, db, log)
+	if err != nil {
+		return result{}, err
+	}
+	defer svc.Close()
 	tn, _, err := app.CreateTenant(ctx, svc, app.TenantSpec{Slug: "bench", AdminEmail: "admin@bench.test", AdminPassword: "bench-password"})
 	if err != nil {
 		return result{}, err

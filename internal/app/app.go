@@ -13,8 +13,12 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"planwerk/internal/auth"
 	"planwerk/internal/config"
+	"planwerk/internal/files"
+	"planwerk/internal/filestore"
 	"planwerk/internal/httpapi"
 	"planwerk/internal/ratelimit"
 	"planwerk/internal/records"
@@ -138,31 +142,71 @@ func openDatabase(ctx context.Context, cfg config.Config, log *slog.Logger) (*st
 type Service struct {
 	Config   config.Config
 	DB       *store.DB
+	Files    filestore.Store
 	Auth     *auth.Service
 	Hasher   *auth.Hasher
 	Registry *resource.Registry
 	Records  *records.Service
 	Handler  *httpapi.Server
+	redis    *redis.Client
+}
+
+// Close releases what NewService opened besides the database.
+func (s *Service) Close() error {
+	if s.redis != nil {
+		return s.redis.Close()
+	}
+	return nil
 }
 
 // NewService builds the service on an open, migrated database.
-func NewService(cfg config.Config, db *store.DB, log *slog.Logger) *Service {
-	hasher := auth.NewHasher(runtime.NumCPU())
-	authSvc := auth.NewService(db, hasher, auth.Config{
+func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.Logger) (*Service, error) {
+	fs, err := filestore.Open(ctx, cfg.Files)
+	if err != nil {
+		return nil, err
+	}
+	secret := []byte(cfg.URLSecret)
+	if len(secret) == 0 {
+		if secret, err = db.Secret(ctx, "download-url-signing", 32); err != nil {
+			return nil, err
+		}
+	}
+	svc := &Service{Config: cfg, DB: db, Files: fs}
+	// Rate counters: in this process, or in Redis, shared by all instances.
+	limiter := func(name string, rule ratelimit.Rule) ratelimit.Limiter { return ratelimit.NewMemory(rule) }
+	if cfg.Redis != "" {
+		opts, err := redis.ParseURL(cfg.Redis)
+		if err != nil {
+			return nil, fmt.Errorf("--redis: %w", err)
+		}
+		svc.redis = redis.NewClient(opts)
+		if err := svc.redis.Ping(ctx).Err(); err != nil {
+			svc.redis.Close()
+			return nil, fmt.Errorf("redis: %w", err)
+		}
+		limiter = func(name string, rule ratelimit.Rule) ratelimit.Limiter {
+			return ratelimit.NewRedis(svc.redis, name, rule)
+		}
+	}
+	svc.Hasher = auth.NewHasher(runtime.NumCPU())
+	svc.Auth = auth.NewService(db, svc.Hasher, auth.Config{
 		AccessTTL:    cfg.TokenTTL,
 		RefreshTTL:   30 * 24 * time.Hour,
 		CacheTTL:     2 * time.Second,
-		AccountBrake: ratelimit.NewMemory(ratelimit.Rule{Burst: cfg.LoginFailuresPerAccount, Every: time.Minute}),
-		AddressBrake: ratelimit.NewMemory(ratelimit.Rule{Burst: cfg.LoginFailuresPerAddress, Every: 10 * time.Second}),
+		AccountBrake: limiter("login-account", ratelimit.Rule{Burst: cfg.LoginFailuresPerAccount, Every: time.Minute}),
+		AddressBrake: limiter("login-address", ratelimit.Rule{Burst: cfg.LoginFailuresPerAddress, Every: 10 * time.Second}),
 	}, log)
 	resolver := tenancy.NewResolver(db, cfg.BaseDomain, 10*time.Second)
-	reg := resource.New()
-	tt := timetrack.New(db, reg)
-	hooks := records.DefaultHooks(db, hasher, authSvc)
+	svc.Registry = resource.New()
+	tt := timetrack.New(db, svc.Registry)
+	hooks := records.DefaultHooks(db, svc.Hasher, svc.Auth)
 	hooks["time-entries"] = tt.EntryHooks()
-	recs := records.New(db, reg, hooks)
-	handler := httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20}, httpapi.Deps{
-		DB: db, Auth: authSvc, Tenants: resolver, Registry: reg, Records: recs, Time: tt, Log: log,
-	})
-	return &Service{Config: cfg, DB: db, Auth: authSvc, Hasher: hasher, Registry: reg, Records: recs, Handler: handler}
+	svc.Records = records.New(db, svc.Registry, hooks)
+	fileSvc := files.New(db, fs, svc.Registry, svc.Records,
+		limiter("files", ratelimit.Rule{Burst: cfg.FileRate, Every: time.Minute / time.Duration(cfg.FileRate)}),
+		files.Config{MaxUploadBytes: cfg.MaxUploadBytes, TenantStorageBytes: cfg.TenantStorageBytes, Secret: secret}, log)
+	svc.Handler = httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20, MaxUploadBytes: cfg.MaxUploadBytes, PublicURL: cfg.PublicURL},
+		httpapi.Deps{DB: db, Auth: svc.Auth, Tenants: resolver, Registry: svc.Registry, Records: svc.Records,
+			Time: tt, Files: fileSvc, Store: fs, Log: log})
+	return svc, nil
 }

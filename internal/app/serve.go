@@ -29,7 +29,11 @@ func runServe(ctx context.Context, args []string, stdio IO) error {
 		return err
 	}
 	defer db.Close()
-	svc := NewService(cfg, db, log)
+	svc, err := NewService(ctx, cfg, db, log)
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
 	if *demo {
 		if err := seedDemo(ctx, svc, stdio, cfg.Addr); err != nil {
 			return err

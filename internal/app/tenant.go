@@ -110,7 +110,12 @@ func runTenantCreate(ctx context.Context, args []string, stdio IO) error {
 		return err
 	}
 	defer db.Close()
-	t, u, err := CreateTenant(ctx, NewService(cfg, db, log), spec)
+	svc, err := NewService(ctx, cfg, db, log)
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	t, u, err := CreateTenant(ctx, svc, spec)
 	if errors.Is(err, store.ErrConflict) {
 		return fmt.Errorf("tenant %q not created: the slug or the admin e-mail address is already taken: %w", spec.Slug, err)
 	}

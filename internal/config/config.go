@@ -21,6 +21,7 @@ type Config struct {
 	BaseDomain         string
 	PublicURL          string
 	Redis              string
+	URLSecret          string
 	MaxUploadBytes     int64
 	TenantStorageBytes int64
 	FileRate           int
@@ -57,6 +58,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.BaseDomain, "base-domain", c.BaseDomain, "tenant hosts are SLUG.BASE-DOMAIN")
 	fs.StringVar(&c.PublicURL, "public-url", c.PublicURL, "base URL of signed download links (default: from the request)")
 	fs.StringVar(&c.Redis, "redis", c.Redis, "redis:// URL for rate-limit counters shared by all instances")
+	fs.StringVar(&c.URLSecret, "url-secret", c.URLSecret, "key signing download URLs (default: generated once and kept in the database)")
 	fs.Int64Var(&c.MaxUploadBytes, "max-upload-bytes", c.MaxUploadBytes, "per-upload size cap in bytes")
 	fs.Int64Var(&c.TenantStorageBytes, "tenant-storage-bytes", c.TenantStorageBytes, "default storage cap per tenant in bytes")
 	fs.IntVar(&c.FileRate, "file-rate", c.FileRate, "upload and download-URL requests per user per minute")

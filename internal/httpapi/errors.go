@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"planwerk/internal/auth"
+	"planwerk/internal/files"
 	"planwerk/internal/query"
 	"planwerk/internal/records"
 	"planwerk/internal/store"
@@ -59,6 +60,10 @@ func errorFor(err error) *Error {
 	if errors.As(err, &qe) {
 		return &Error{Status: http.StatusBadRequest, Code: "invalid_query", Message: qe.Error(),
 			Problems: []Problem{{Field: qe.Param, Message: qe.Message}}}
+	}
+	var fe *files.Error
+	if errors.As(err, &fe) {
+		return &Error{Status: fe.Status, Code: fe.Code, Message: fe.Message, RetryAfter: fe.RetryAfter}
 	}
 	var re *records.Error
 	if errors.As(err, &re) {

@@ -115,14 +115,6 @@ func newRequestID() string {
 	return hex.EncodeToString(b)
 }
 
-// limitBody caps request bodies.
-func limitBody(limit int64, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, limit)
-		next.ServeHTTP(w, r)
-	})
-}
-
 // withTenant resolves the tenant of the request or answers 400.
 func (s *Server) withTenant(next http.Handler) http.Handler {
 	return s.handle(func(w http.ResponseWriter, r *http.Request) error {

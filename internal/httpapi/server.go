@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"planwerk/internal/auth"
+	"planwerk/internal/files"
+	"planwerk/internal/filestore"
 	"planwerk/internal/records"
 	"planwerk/internal/resource"
 	"planwerk/internal/store"
@@ -20,6 +22,11 @@ import (
 type Config struct {
 	// MaxBodyBytes caps request bodies outside file uploads.
 	MaxBodyBytes int64
+	// MaxUploadBytes is the per-upload cap; upload bodies may be this
+	// large plus room for the multipart framing.
+	MaxUploadBytes int64
+	// PublicURL is the base of signed download URLs; empty: the request's.
+	PublicURL string
 }
 
 // Deps are the parts the HTTP edge talks to.
@@ -30,6 +37,8 @@ type Deps struct {
 	Registry *resource.Registry
 	Records  *records.Service
 	Time     *timetrack.Service
+	Files    *files.Service
+	Store    filestore.Store
 	Log      *slog.Logger
 }
 
@@ -42,6 +51,8 @@ type Server struct {
 	reg     *resource.Registry
 	records *records.Service
 	time    *timetrack.Service
+	files   *files.Service
+	fstore  filestore.Store
 	log     *slog.Logger
 	mux     *http.ServeMux
 }
@@ -52,7 +63,7 @@ func New(cfg Config, d Deps) *Server {
 		cfg.MaxBodyBytes = 1 << 20
 	}
 	s := &Server{cfg: cfg, db: d.DB, auth: d.Auth, tenants: d.Tenants, reg: d.Registry, records: d.Records,
-		time: d.Time, log: d.Log, mux: http.NewServeMux()}
+		time: d.Time, files: d.Files, fstore: d.Store, log: d.Log, mux: http.NewServeMux()}
 	s.routes()
 	return s
 }
@@ -70,6 +81,7 @@ func (s *Server) routes() {
 	s.data("GET /v1/users/me", s.usersMe)
 	s.resourceRoutes()
 	s.timeRoutes()
+	s.fileRoutes()
 }
 
 // data registers a /v1 endpoint behind tenant resolution and authentication.
@@ -79,7 +91,21 @@ func (s *Server) data(pattern string, h handlerFunc) {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.observe(limitBody(s.cfg.MaxBodyBytes, http.HandlerFunc(s.dispatch))).ServeHTTP(w, r)
+	s.observe(s.limitBody(http.HandlerFunc(s.dispatch))).ServeHTTP(w, r)
+}
+
+// limitBody caps request bodies: uploads at the per-upload cap plus room
+// for the multipart framing (the cap itself is enforced while streaming),
+// everything else at MaxBodyBytes.
+func (s *Server) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		limit := s.cfg.MaxBodyBytes
+		if strings.HasPrefix(r.URL.Path, "/v1/files/upload/") {
+			limit = s.cfg.MaxUploadBytes + 1<<20
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		next.ServeHTTP(w, r)
+	})
 }
 
 // dispatch routes the request; paths and methods the mux does not know are
@@ -120,6 +146,12 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	if err := s.db.Ping(r.Context()); err != nil {
 		s.log.WarnContext(r.Context(), "not ready", "err", err)
 		return Errorf(http.StatusServiceUnavailable, "not_ready", "the database does not answer")
+	}
+	if s.fstore != nil {
+		if err := s.fstore.Ping(r.Context()); err != nil {
+			s.log.WarnContext(r.Context(), "not ready", "err", err)
+			return Errorf(http.StatusServiceUnavailable, "not_ready", "the file store does not answer")
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	return nil

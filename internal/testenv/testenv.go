@@ -175,10 +175,15 @@ func StartLogged(t testing.TB, b Backend, logw io.Writer, opts ...func(*config.C
 		}
 	}
 	log := slog.New(slog.NewJSONHandler(logw, nil))
-	svc := app.NewService(cfg, db, log)
+	svc, err := app.NewService(context.Background(), cfg, db, log)
+	if err != nil {
+		db.Close()
+		t.Fatal(err)
+	}
 	hs := httptest.NewServer(svc.Handler)
 	t.Cleanup(func() {
 		hs.Close()
+		svc.Close()
 		db.Close()
 	})
 	return &Server{URL: hs.URL, Service: svc, Config: cfg, HTTP: hs}

@@ -1,0 +1,357 @@
+// Package files attaches files to Documents and Expenses: streaming
+// uploads with size and storage caps, one file per record, atomic
+// replacement, signed download URLs and per-user rate limits.
+package files
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"strconv"
+	"time"
+
+	"planwerk/internal/auth"
+	"planwerk/internal/filestore"
+	"planwerk/internal/ratelimit"
+	"planwerk/internal/records"
+	"planwerk/internal/resource"
+	"planwerk/internal/store"
+)
+
+// Messages of SPEC.md, used verbatim.
+const msgTooMany = "too many uploads"
+
+// URLTTL is how long a signed download URL is valid.
+const URLTTL = 30 * time.Second
+
+// Config tunes the Service.
+type Config struct {
+	MaxUploadBytes     int64
+	TenantStorageBytes int64 // default cap of tenants without their own
+	Secret             []byte
+}
+
+// Service manages uploads.
+type Service struct {
+	db      *store.DB
+	fs      filestore.Store
+	reg     *resource.Registry
+	records *records.Service
+	limiter ratelimit.Limiter
+	cfg     Config
+	log     *slog.Logger
+}
+
+// New returns a Service.
+func New(db *store.DB, fs filestore.Store, reg *resource.Registry, recs *records.Service, limiter ratelimit.Limiter, cfg Config, log *slog.Logger) *Service {
+	return &Service{db: db, fs: fs, reg: reg, records: recs, limiter: limiter, cfg: cfg, log: log}
+}
+
+// Error is a refused file operation.
+type Error struct {
+	Status     int
+	Code       string
+	Message    string
+	RetryAfter time.Duration
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func fail(status int, code, msg string) *Error { return &Error{Status: status, Code: code, Message: msg} }
+
+var errNoRecord = fail(404, "not_found", "no such record")
+
+// models maps the upload path's model to the owning resource.
+var models = map[string]string{"document": "documents", "expense": "expenses"}
+
+// Limit counts one rate-limited request (upload or download URL) of the
+// caller, or refuses it with 429.
+func (s *Service) Limit(ctx context.Context, caller auth.Principal) error {
+	wait, err := s.limiter.Take(ctx, fmt.Sprintf("files:%d:%d", caller.TenantID, caller.UserID))
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		return &Error{Status: 429, Code: "rate_limited", Message: "too many upload and download requests; retry later", RetryAfter: wait}
+	}
+	return nil
+}
+
+// owner reads the record that owns uploads and checks that the caller may
+// see it (404 otherwise) and, for writes, change it (403 otherwise).
+func (s *Service) owner(ctx context.Context, caller auth.Principal, model string, id int64, write bool) (*resource.Resource, error) {
+	name, ok := models[model]
+	if !ok {
+		return nil, fail(404, "not_found", "files attach to model document or expense")
+	}
+	r, _ := s.reg.Get(name)
+	doc, err := s.records.Get(ctx, caller, r, id, nil)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errNoRecord
+	}
+	if err != nil {
+		return nil, err
+	}
+	if write {
+		if err := s.records.MayWrite(caller, r, doc); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// Part is the file part of an upload request.
+type Part struct {
+	Filename    string
+	ContentType string
+	Body        io.Reader
+}
+
+// Upload stores a file for a record. The file streams to the store with
+// the size cap enforced as it comes; the upload row is written only after
+// the file is complete, in a transaction that checks the one-file rule
+// and the tenant's storage cap atomically. A replaced file is removed only
+// after its successor is committed.
+func (s *Service) Upload(ctx context.Context, caller auth.Principal, tenant store.Tenant, model string, recordID int64, replace bool, next func() (*Part, error)) (store.Upload, error) {
+	if _, err := s.owner(ctx, caller, model, recordID, true); err != nil {
+		return store.Upload{}, err
+	}
+	capacity := s.capacity(tenant)
+	if !replace {
+		if _, err := s.db.UploadOf(ctx, nil, caller.TenantID, model, recordID); err == nil {
+			return store.Upload{}, fail(403, "too_many_uploads", msgTooMany)
+		}
+	}
+	used, err := s.db.StorageUsed(ctx, nil, caller.TenantID, 0)
+	if err != nil {
+		return store.Upload{}, err
+	}
+	if used >= capacity && !replace {
+		return store.Upload{}, fail(403, "storage_full", "the account's file storage is full")
+	}
+	part, err := next()
+	if err != nil {
+		return store.Upload{}, err
+	}
+	id, err := s.db.NewID(ctx, s.db, caller.TenantID)
+	if err != nil {
+		return store.Upload{}, err
+	}
+	up := store.Upload{
+		ID: id, Model: model, Record: recordID,
+		Filename: Sanitize(part.Filename), ContentType: part.ContentType,
+		StorageKey: fmt.Sprintf("t%d/u%d-%s", caller.TenantID, id, randomHex(8)),
+	}
+	limited := &capReader{r: part.Body, left: s.cfg.MaxUploadBytes}
+	up.Size, err = s.fs.Put(ctx, up.StorageKey, limited)
+	if errors.Is(err, errTooLarge) {
+		return store.Upload{}, fail(403, "file_too_large",
+			fmt.Sprintf("the file is larger than the per-upload cap of %d bytes", s.cfg.MaxUploadBytes))
+	}
+	if err != nil {
+		return store.Upload{}, fmt.Errorf("store upload: %w", err)
+	}
+	var replaced *store.Upload
+	err = s.db.Tx(ctx, func(tx store.Querier) error {
+		replaced = nil
+		// One writer per tenant at a time: the storage check holds.
+		if err := s.db.Lock(ctx, tx, fmt.Sprintf("storage:%d", caller.TenantID)); err != nil {
+			return err
+		}
+		old, err := s.db.UploadOf(ctx, tx, caller.TenantID, model, recordID)
+		switch {
+		case err == nil && !replace:
+			return fail(403, "too_many_uploads", msgTooMany)
+		case err == nil:
+			replaced = &old
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+		var except int64
+		if replaced != nil {
+			except = replaced.ID
+		}
+		used, err := s.db.StorageUsed(ctx, tx, caller.TenantID, except)
+		if err != nil {
+			return err
+		}
+		if used+up.Size > capacity {
+			return fail(403, "storage_full", "the account's file storage is full")
+		}
+		if replaced != nil {
+			if err := s.db.DeleteUpload(ctx, tx, caller.TenantID, replaced.ID); err != nil {
+				return err
+			}
+		}
+		err = s.db.InsertUpload(ctx, tx, caller.TenantID, &up)
+		if errors.Is(err, store.ErrConflict) {
+			return fail(403, "too_many_uploads", msgTooMany)
+		}
+		return err
+	})
+	if err != nil {
+		s.removeBlob(up.StorageKey)
+		return store.Upload{}, err
+	}
+	if replaced != nil {
+		s.removeBlob(replaced.StorageKey)
+	}
+	return up, nil
+}
+
+// removeBlob deletes a stored file that no upload row names; a failure
+// leaves an orphan the sweep removes later, never a lost upload.
+func (s *Service) removeBlob(key string) {
+	if err := s.fs.Delete(context.Background(), key); err != nil {
+		s.log.Warn("remove stored file", "key", key, "err", err)
+	}
+}
+
+func (s *Service) capacity(t store.Tenant) int64 {
+	if t.StorageBytes != nil {
+		return *t.StorageBytes
+	}
+	return s.cfg.TenantStorageBytes
+}
+
+// List returns the uploads of a record: zero or one.
+func (s *Service) List(ctx context.Context, caller auth.Principal, model string, recordID int64) ([]store.Upload, error) {
+	if _, err := s.owner(ctx, caller, model, recordID, false); err != nil {
+		return nil, err
+	}
+	up, err := s.db.UploadOf(ctx, nil, caller.TenantID, model, recordID)
+	if errors.Is(err, store.ErrNotFound) {
+		return []store.Upload{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return []store.Upload{up}, nil
+}
+
+// visibleUpload finds an upload whose record the caller may see (and,
+// for writes, change).
+func (s *Service) visibleUpload(ctx context.Context, caller auth.Principal, id int64, write bool) (store.Upload, error) {
+	up, err := s.db.UploadByID(ctx, nil, caller.TenantID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Upload{}, fail(404, "not_found", "no such upload")
+	}
+	if err != nil {
+		return store.Upload{}, err
+	}
+	if _, err := s.owner(ctx, caller, up.Model, up.Record, write); err != nil {
+		var fe *Error
+		if errors.As(err, &fe) && fe.Status == 404 && !caller.IsAdmin {
+			return store.Upload{}, fail(404, "not_found", "no such upload")
+		}
+		if !errors.As(err, &fe) || fe.Status != 404 {
+			return store.Upload{}, err
+		}
+		// The owning record is gone (deleted after its file was uploaded):
+		// admins still manage the orphaned upload.
+	}
+	return up, nil
+}
+
+// Delete removes an upload and its file; the owning record stays.
+func (s *Service) Delete(ctx context.Context, caller auth.Principal, id int64) (store.Upload, error) {
+	up, err := s.visibleUpload(ctx, caller, id, true)
+	if err != nil {
+		return store.Upload{}, err
+	}
+	if err := s.db.Tx(ctx, func(tx store.Querier) error {
+		return s.db.DeleteUpload(ctx, tx, caller.TenantID, id)
+	}); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return store.Upload{}, fail(404, "not_found", "no such upload")
+		}
+		return store.Upload{}, err
+	}
+	s.removeBlob(up.StorageKey)
+	return up, nil
+}
+
+// DownloadURL returns an absolute URL, valid URLTTL, from which a plain GET
+// fetches the file: the store's own presigned URL, or one of the service's
+// signed with the server secret.
+func (s *Service) DownloadURL(ctx context.Context, caller auth.Principal, id int64, base string) (string, error) {
+	up, err := s.visibleUpload(ctx, caller, id, false)
+	if err != nil {
+		return "", err
+	}
+	if u, err := s.fs.Presign(ctx, up.StorageKey, up.Filename, up.ContentType, URLTTL); err != nil || u != "" {
+		return u, err
+	}
+	expires := time.Now().Add(URLTTL).Unix()
+	q := url.Values{}
+	q.Set("tenant", strconv.FormatInt(caller.TenantID, 10))
+	q.Set("expires", strconv.FormatInt(expires, 10))
+	q.Set("signature", s.sign(caller.TenantID, id, expires))
+	return fmt.Sprintf("%s/v1/files/blob/%d?%s", base, id, q.Encode()), nil
+}
+
+func (s *Service) sign(tenantID, uploadID, expires int64) string {
+	mac := hmac.New(sha256.New, s.cfg.Secret)
+	fmt.Fprintf(mac, "planwerk-download\n%d\n%d\n%d", tenantID, uploadID, expires)
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// Blob checks a signed URL's query and opens its file. A bad, tampered or
+// expired signature → 403.
+func (s *Service) Blob(ctx context.Context, uploadID int64, query url.Values) (store.Upload, io.ReadCloser, int64, error) {
+	denied := fail(403, "invalid_signature", "the download link is invalid or has expired")
+	tenantID, err1 := strconv.ParseInt(query.Get("tenant"), 10, 64)
+	expires, err2 := strconv.ParseInt(query.Get("expires"), 10, 64)
+	sig := query.Get("signature")
+	if err1 != nil || err2 != nil || sig == "" {
+		return store.Upload{}, nil, 0, denied
+	}
+	want := s.sign(tenantID, uploadID, expires)
+	if !hmac.Equal([]byte(sig), []byte(want)) || time.Now().Unix() > expires {
+		return store.Upload{}, nil, 0, denied
+	}
+	up, err := s.db.UploadByID(ctx, nil, tenantID, uploadID)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Upload{}, nil, 0, fail(404, "not_found", "no such upload")
+	}
+	if err != nil {
+		return store.Upload{}, nil, 0, err
+	}
+	rc, size, err := s.fs.Open(ctx, up.StorageKey)
+	if errors.Is(err, filestore.ErrNotFound) {
+		return store.Upload{}, nil, 0, fail(404, "not_found", "no such upload")
+	}
+	return up, rc, size, err
+}
+
+// errTooLarge ends a stream that passes the per-upload cap.
+var errTooLarge = errors.New("file too large")
+
+// capReader fails once more than left bytes have been read.
+type capReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	if c.left < 0 {
+		return n, errTooLarge
+	}
+	return n, err
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

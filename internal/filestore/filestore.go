@@ -1,0 +1,84 @@
+// Package filestore keeps uploaded files: in a folder on local disk, or
+// in S3-compatible object storage. Both write a file so that it appears
+// under its key only when complete.
+package filestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+)
+
+// ErrNotFound means no file is stored under the key.
+var ErrNotFound = errors.New("file not found")
+
+// Store keeps files under keys.
+type Store interface {
+	// Put stores everything r yields under key. On any error, including
+	// one returned by r, nothing is stored.
+	Put(ctx context.Context, key string, r io.Reader) (int64, error)
+	// Open reads a stored file.
+	Open(ctx context.Context, key string) (io.ReadCloser, int64, error)
+	// Delete removes a file; a missing file is not an error.
+	Delete(ctx context.Context, key string) error
+	// Presign returns a URL from which a plain GET fetches the file for
+	// ttl, or "" when the store has no URLs of its own (the service then
+	// signs and serves downloads itself).
+	Presign(ctx context.Context, key, filename, contentType string, ttl time.Duration) (string, error)
+	// Ping checks that the store can be reached.
+	Ping(ctx context.Context) error
+}
+
+// Open returns the store named by spec: a folder path, or
+// s3://BUCKET?endpoint=HOST:PORT&region=R&secure=false with credentials
+// from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+func Open(ctx context.Context, spec string) (Store, error) {
+	if strings.HasPrefix(spec, "s3://") {
+		u, err := url.Parse(spec)
+		if err != nil {
+			return nil, fmt.Errorf("file store: %w", err)
+		}
+		return openS3(ctx, u, os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"))
+	}
+	return openFolder(spec)
+}
+
+// ContentDisposition is an attachment header carrying filename, with an
+// ASCII fallback and the RFC 6266 / RFC 8187 encoding for other names.
+func ContentDisposition(filename string) string {
+	ascii := make([]byte, 0, len(filename))
+	for _, r := range filename {
+		switch {
+		case r < 0x20 || r == 0x7f || r == '"' || r == '\\':
+			ascii = append(ascii, '_')
+		case r < 0x80:
+			ascii = append(ascii, byte(r))
+		default:
+			ascii = append(ascii, '_')
+		}
+	}
+	v := `attachment; filename="` + string(ascii) + `"`
+	if string(ascii) != filename {
+		v += "; filename*=UTF-8''" + encodeRFC8187(filename)
+	}
+	return v
+}
+
+func encodeRFC8187(s string) string {
+	const attrChar = "!#$&+-.^_`|~"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(attrChar, c) >= 0 {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,169 @@
+package httpapi
+
+import (
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"planwerk/internal/files"
+	"planwerk/internal/filestore"
+	"planwerk/internal/store"
+)
+
+// fileRoutes registers the upload endpoints of CONTRACT.md "Files".
+func (s *Server) fileRoutes() {
+	s.data("POST /v1/files/upload/{model}/{record}", s.upload)
+	s.data("GET /v1/files/{model}/{record}", s.listUploads)
+	s.data("GET /v1/files/download/{uploadId}", s.downloadURL)
+	s.data("DELETE /v1/files/{uploadId}", s.deleteUpload)
+	// Signed download links are fetched without tenant header or token:
+	// the signature is the credential.
+	s.mux.Handle("GET /v1/files/blob/{uploadId}", s.handle(s.blob))
+}
+
+func pathInt(r *http.Request, name string) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue(name), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, Errorf(http.StatusNotFound, "not_found", "no such record: ids are positive integers")
+	}
+	return id, nil
+}
+
+func (s *Server) upload(w http.ResponseWriter, r *http.Request) error {
+	caller := principalOf(r)
+	if err := s.files.Limit(r.Context(), caller); err != nil {
+		return err
+	}
+	record, err := pathInt(r, "record")
+	if err != nil {
+		return err
+	}
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" {
+		return Errorf(http.StatusBadRequest, "invalid_upload", "send multipart/form-data with one part named file")
+	}
+	replace := r.URL.Query().Get("delete_others")
+	next := func() (*files.Part, error) {
+		mr, err := r.MultipartReader()
+		if err != nil {
+			return nil, Errorf(http.StatusBadRequest, "invalid_upload", "send multipart/form-data with one part named file")
+		}
+		for {
+			part, err := mr.NextPart()
+			if errors.Is(err, io.EOF) {
+				return nil, Errorf(http.StatusBadRequest, "invalid_upload", "the multipart body has no part named file")
+			}
+			if err != nil {
+				var mbe *http.MaxBytesError
+				if errors.As(err, &mbe) {
+					return nil, err
+				}
+				return nil, Errorf(http.StatusBadRequest, "invalid_upload", "the multipart body cannot be read: "+err.Error())
+			}
+			if part.FormName() != "file" {
+				if _, err := io.Copy(io.Discard, part); err != nil {
+					return nil, Errorf(http.StatusBadRequest, "invalid_upload", "the multipart body cannot be read")
+				}
+				continue
+			}
+			ct := part.Header.Get("Content-Type")
+			if ct == "" {
+				ct = "application/octet-stream"
+			}
+			return &files.Part{Filename: part.FileName(), ContentType: ct, Body: part}, nil
+		}
+	}
+	up, err := s.files.Upload(r.Context(), caller, infoFrom(r.Context()).tenant, r.PathValue("model"), record,
+		replace == "1" || strings.EqualFold(replace, "true"), next)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, up)
+	return nil
+}
+
+func (s *Server) listUploads(w http.ResponseWriter, r *http.Request) error {
+	record, err := pathInt(r, "record")
+	if err != nil {
+		return err
+	}
+	ups, err := s.files.List(r.Context(), principalOf(r), r.PathValue("model"), record)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, ups)
+	return nil
+}
+
+func (s *Server) downloadURL(w http.ResponseWriter, r *http.Request) error {
+	caller := principalOf(r)
+	if err := s.files.Limit(r.Context(), caller); err != nil {
+		return err
+	}
+	id, err := pathInt(r, "uploadId")
+	if err != nil {
+		return err
+	}
+	u, err := s.files.DownloadURL(r.Context(), caller, id, s.baseURL(r))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, u)
+	return nil
+}
+
+// baseURL is --public-url, or the URL the request came in on.
+func (s *Server) baseURL(r *http.Request) string {
+	if s.cfg.PublicURL != "" {
+		return strings.TrimRight(s.cfg.PublicURL, "/")
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+func (s *Server) deleteUpload(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathInt(r, "uploadId")
+	if err != nil {
+		return err
+	}
+	up, err := s.files.Delete(r.Context(), principalOf(r), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, up)
+	return nil
+}
+
+func (s *Server) blob(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathInt(r, "uploadId")
+	if err != nil {
+		return err
+	}
+	up, rc, size, err := s.files.Blob(r.Context(), id, r.URL.Query())
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	h := w.Header()
+	h.Set("Content-Type", up.ContentType)
+	h.Set("Content-Length", strconv.FormatInt(size, 10))
+	h.Set("Content-Disposition", contentDisposition(up))
+	h.Set("Cache-Control", "private, no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return nil
+	}
+	if _, err := io.Copy(w, rc); err != nil {
+		s.log.WarnContext(r.Context(), "download interrupted", "upload_id", id, "err", err)
+	}
+	return nil
+}
+
+func contentDisposition(up store.Upload) string { return filestore.ContentDisposition(up.Filename) }
