@@ -65,7 +65,9 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
-func fail(status int, code, msg string) *Error { return &Error{Status: status, Code: code, Message: msg} }
+func fail(status int, code, msg string) *Error {
+	return &Error{Status: status, Code: code, Message: msg}
+}
 
 var errNoRecord = fail(404, "not_found", "no such record")
 
