@@ -7,6 +7,7 @@ import (
 	"net/mail"
 
 	"planwerk/internal/auth"
+	"planwerk/internal/query"
 	"planwerk/internal/resource"
 	"planwerk/internal/store"
 )
@@ -16,7 +17,7 @@ func DefaultHooks(db *store.DB, hasher *auth.Hasher, tokens *auth.Service) map[s
 	u := userRules{db: db, hasher: hasher, tokens: tokens}
 	return map[string]Hooks{
 		"users":     {Prepare: u.prepare, Check: u.check, Insert: u.insert, Update: u.update, Delete: u.delete},
-		"documents": {Check: checkDocument},
+		"documents": {Check: checkDocument, Visible: documentVisible, ReadFilter: documentFilter},
 	}
 }
 
@@ -127,4 +128,29 @@ func checkDocument(_ context.Context, w *Write) error {
 			Message: fmt.Sprintf("category %d is for %s documents, not %s documents", cat, want, model)}})
 	}
 	return nil
+}
+
+// documentVisible: members see a user-model Document only when it is
+// about themselves and visibleToUser is true (CONTRACT.md "Roles").
+func documentVisible(caller auth.Principal, doc map[string]any) bool {
+	if caller.IsAdmin || doc["model"] != "user" {
+		return true
+	}
+	record, _ := asID(doc["record"])
+	return record == caller.UserID && doc["visibleToUser"] == true
+}
+
+// documentFilter is documentVisible as list criteria.
+func documentFilter(caller auth.Principal, r *resource.Resource) query.Node {
+	if caller.IsAdmin {
+		return nil
+	}
+	f := r.Schema().Fields
+	return &query.Or{Terms: []query.Node{
+		&query.Cond{Field: f["model"], Op: query.Ne, Values: []query.Value{{Kind: query.KindString, Str: "user"}}},
+		&query.And{Terms: []query.Node{
+			&query.Cond{Field: f["record"], Op: query.Eq, Values: []query.Value{{Kind: query.KindNumber, Int: caller.UserID, Num: float64(caller.UserID), IsInt: true}}},
+			&query.Cond{Field: f["visibleToUser"], Op: query.Eq, Values: []query.Value{{Kind: query.KindBool, Bool: true}}},
+		}},
+	}}
 }

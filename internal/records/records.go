@@ -67,6 +67,10 @@ type Hooks struct {
 	Check func(ctx context.Context, w *Write) error
 	// CheckDelete may refuse a delete inside the transaction.
 	CheckDelete func(ctx context.Context, w *Write) error
+	// Visible says whether the caller may see a record; ReadFilter is the
+	// same rule as list criteria. Both or neither are set.
+	Visible    func(caller auth.Principal, doc map[string]any) bool
+	ReadFilter func(caller auth.Principal, r *resource.Resource) query.Node
 	// Insert, Update and Delete replace the generic storage.
 	Insert func(ctx context.Context, w *Write) (store.Doc, error)
 	Update func(ctx context.Context, w *Write) (store.Doc, error)
@@ -99,6 +103,15 @@ func (s *Service) Get(ctx context.Context, caller auth.Principal, r *resource.Re
 	if err != nil {
 		return nil, err
 	}
+	if h := s.hooks[r.Name]; h.Visible != nil {
+		doc, err := decodeDoc(rec.Doc)
+		if err != nil {
+			return nil, err
+		}
+		if !h.Visible(caller, doc) {
+			return nil, fmt.Errorf("%s %d: %w", r.Name, id, store.ErrNotFound)
+		}
+	}
 	if len(populate) == 0 {
 		return rec.Doc, nil
 	}
@@ -112,6 +125,16 @@ func (s *Service) Get(ctx context.Context, caller auth.Principal, r *resource.Re
 // List streams the records a query selects to emit, in order.
 func (s *Service) List(ctx context.Context, caller auth.Principal, r *resource.Resource, q *query.Query, emit func(doc []byte) error) error {
 	c := Collection(r)
+	if h := s.hooks[r.Name]; h.ReadFilter != nil {
+		if only := h.ReadFilter(caller, r); only != nil {
+			restricted := *q
+			restricted.Where = &query.And{Terms: []query.Node{only}}
+			if q.Where != nil {
+				restricted.Where = &query.And{Terms: []query.Node{q.Where, only}}
+			}
+			q = &restricted
+		}
+	}
 	if len(q.Populate) == 0 {
 		return s.db.ListRecords(ctx, caller.TenantID, c, q, emit)
 	}
@@ -342,6 +365,9 @@ func (s *Service) Update(ctx context.Context, caller auth.Principal, r *resource
 		if err != nil {
 			return err
 		}
+		if h.Visible != nil && !h.Visible(caller, old) {
+			return fmt.Errorf("%s %d: %w", r.Name, id, store.ErrNotFound)
+		}
 		if err := mayWrite(caller, r, old); err != nil {
 			return err
 		}
@@ -387,6 +413,9 @@ func (s *Service) Delete(ctx context.Context, caller auth.Principal, r *resource
 		old, err := decodeDoc(cur.Doc)
 		if err != nil {
 			return err
+		}
+		if h.Visible != nil && !h.Visible(caller, old) {
+			return fmt.Errorf("%s %d: %w", r.Name, id, store.ErrNotFound)
 		}
 		if err := mayWrite(caller, r, old); err != nil {
 			return err
