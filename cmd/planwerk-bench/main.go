@@ -3,6 +3,9 @@
 //
 //	planwerk-bench lists [--records 50000] [--postgres URL] [--duration 5s]
 //
+// "entries" measures time entry creation with and without the
+// approved-day check; "files" measures uploads and downloads.
+//
 // "lists" seeds ProjectDay records into a fresh SQLite file and a fresh
 // PostgreSQL schema and measures, over HTTP against the real handler: the
 // full list at limit=50000 (time, bytes, peak heap growth), a where range
@@ -38,20 +41,24 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if len(os.Args) < 2 || (os.Args[1] != "lists" && os.Args[1] != "entries") {
-		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries [--records N] [--postgres URL] [--duration D]")
+	if len(os.Args) < 2 || (os.Args[1] != "lists" && os.Args[1] != "entries" && os.Args[1] != "files") {
+		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files [--records N] [--postgres URL] [--duration D] [--big BYTES]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	records := fs.Int("records", 50000, "ProjectDay records to seed (lists)")
 	pg := fs.String("postgres", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable", "PostgreSQL server (empty: SQLite only)")
 	duration := fs.Duration("duration", 5*time.Second, "how long to drive each load")
+	big := fs.Int64("big", 1<<30, "size of the large upload (files)")
 	_ = fs.Parse(os.Args[2:])
 	var err error
-	if os.Args[1] == "lists" {
+	switch os.Args[1] {
+	case "lists":
 		err = runLists(ctx, *records, *pg, *duration)
-	} else {
+	case "entries":
 		err = runEntries(ctx, *pg, *duration)
+	default:
+		err = runFiles(ctx, *big)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "planwerk-bench:", err)
