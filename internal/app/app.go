@@ -135,6 +135,10 @@ func openDatabase(ctx context.Context, cfg config.Config, log *slog.Logger) (*st
 	if n > 0 {
 		log.Info("database migrated", "engine", db.Engine(), "applied", n)
 	}
+	if err := db.EnsureTenantRecords(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return db, nil
 }
 

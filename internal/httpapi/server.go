@@ -82,6 +82,7 @@ func (s *Server) routes() {
 	s.resourceRoutes()
 	s.timeRoutes()
 	s.fileRoutes()
+	s.skillRoutes()
 }
 
 // data registers a /v1 endpoint behind tenant resolution and authentication.

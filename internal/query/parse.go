@@ -19,7 +19,7 @@ var reserved = map[string]bool{"where": true, "limit": true, "skip": true, "sort
 
 // Parse reads a list request's query string against the schema.
 func Parse(params url.Values, s Schema) (*Query, error) {
-	q := &Query{Limit: DefaultLimit}
+	q := &Query{Limit: DefaultLimit, Params: params}
 	var err error
 	if q.Limit, err = intParam(params, "limit", DefaultLimit); err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ package query
 
 import (
 	"fmt"
+	"net/url"
 )
 
 // Type is the type of a declared attribute.
@@ -178,6 +179,9 @@ type Query struct {
 	Limit    int
 	Skip     int
 	Populate []string // reference attributes to expand
+	// Params is the query string the query was parsed from, for rules that
+	// look at resource-specific parameters (includeSkills).
+	Params url.Values
 }
 
 // Error is a problem with the query, answered with 400.

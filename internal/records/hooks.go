@@ -105,15 +105,15 @@ func (u userRules) update(ctx context.Context, w *Write) (store.Doc, error) {
 	return doc, nil
 }
 
-func (u userRules) delete(ctx context.Context, w *Write) error {
+func (u userRules) delete(ctx context.Context, w *Write) (store.Doc, error) {
 	if w.ID == w.Caller.UserID {
-		return &Error{Kind: Conflict, Code: "conflict", Message: "you cannot delete your own user"}
+		return nil, &Error{Kind: Conflict, Code: "conflict", Message: "you cannot delete your own user"}
 	}
 	if err := u.db.DeleteUser(ctx, w.Tx, w.Caller.TenantID, w.ID); err != nil {
-		return err
+		return nil, err
 	}
 	u.tokens.ForgetCachedTokens()
-	return nil
+	return nil, nil
 }
 
 // checkDocument: a Document's category must belong to its model.
@@ -132,18 +132,18 @@ func checkDocument(_ context.Context, w *Write) error {
 
 // documentVisible: members see a user-model Document only when it is
 // about themselves and visibleToUser is true (CONTRACT.md "Roles").
-func documentVisible(caller auth.Principal, doc map[string]any) bool {
+func documentVisible(_ context.Context, caller auth.Principal, doc map[string]any) (bool, error) {
 	if caller.IsAdmin || doc["model"] != "user" {
-		return true
+		return true, nil
 	}
 	record, _ := asID(doc["record"])
-	return record == caller.UserID && doc["visibleToUser"] == true
+	return record == caller.UserID && doc["visibleToUser"] == true, nil
 }
 
 // documentFilter is documentVisible as list criteria.
-func documentFilter(caller auth.Principal, r *resource.Resource) query.Node {
+func documentFilter(_ context.Context, caller auth.Principal, r *resource.Resource, _ *query.Query) (query.Node, error) {
 	if caller.IsAdmin {
-		return nil
+		return nil, nil
 	}
 	f := r.Schema().Fields
 	return &query.Or{Terms: []query.Node{
@@ -152,5 +152,5 @@ func documentFilter(caller auth.Principal, r *resource.Resource) query.Node {
 			&query.Cond{Field: f["record"], Op: query.Eq, Values: []query.Value{{Kind: query.KindNumber, Int: caller.UserID, Num: float64(caller.UserID), IsInt: true}}},
 			&query.Cond{Field: f["visibleToUser"], Op: query.Eq, Values: []query.Value{{Kind: query.KindBool, Bool: true}}},
 		}},
-	}}
+	}}, nil
 }

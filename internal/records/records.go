@@ -6,6 +6,7 @@ package records
 import (
 	"bytes"
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 
@@ -69,12 +70,14 @@ type Hooks struct {
 	CheckDelete func(ctx context.Context, w *Write) error
 	// Visible says whether the caller may see a record; ReadFilter is the
 	// same rule as list criteria. Both or neither are set.
-	Visible    func(caller auth.Principal, doc map[string]any) bool
-	ReadFilter func(caller auth.Principal, r *resource.Resource) query.Node
+	Visible    func(ctx context.Context, caller auth.Principal, doc map[string]any) (bool, error)
+	ReadFilter func(ctx context.Context, caller auth.Principal, r *resource.Resource, q *query.Query) (query.Node, error)
 	// Insert, Update and Delete replace the generic storage.
 	Insert func(ctx context.Context, w *Write) (store.Doc, error)
 	Update func(ctx context.Context, w *Write) (store.Doc, error)
-	Delete func(ctx context.Context, w *Write) error
+	// Delete may return the record as the answer shows it (an archived
+	// record); nil means the record as it was.
+	Delete func(ctx context.Context, w *Write) (store.Doc, error)
 }
 
 // Service reads and writes records.
@@ -84,15 +87,25 @@ type Service struct {
 	hooks map[string]Hooks
 }
 
-// New returns a Service. hooks maps resource names to their rules.
+// New returns a Service. hooks maps resource names to their rules; the
+// rules of tags, skills, absence types and holidays are added here.
 func New(db *store.DB, reg *resource.Registry, hooks map[string]Hooks) *Service {
-	return &Service{db: db, reg: reg, hooks: hooks}
+	s := &Service{db: db, reg: reg, hooks: hooks}
+	hooks["tags"] = Hooks{Check: checkTag, ReadFilter: tagsFilter}
+	hooks["tag-assignments"] = Hooks{Check: s.checkTagAssignment}
+	hooks["skill-assignments"] = Hooks{Check: s.checkSkillAssignment, Insert: s.insertSkillAssignment, Delete: s.archiveSkillAssignment}
+	hooks["absence-types"] = Hooks{Check: s.checkAbsenceType, CheckDelete: checkAbsenceTypeDelete}
+	hooks["holidays"] = Hooks{ReadFilter: s.holidaysFilter, Visible: s.holidayVisible}
+	return s
 }
 
 // Collection returns where a resource's records live.
 func Collection(r *resource.Resource) store.Collection {
 	if r.Table != "records" {
 		return store.Collection{Table: r.Table}
+	}
+	if r.Source != "" {
+		return store.Collection{Table: "records", Resource: r.Source}
 	}
 	return store.Collection{Table: "records", Resource: r.Name}
 }
@@ -108,14 +121,18 @@ func (s *Service) Get(ctx context.Context, caller auth.Principal, r *resource.Re
 		if err != nil {
 			return nil, err
 		}
-		if !h.Visible(caller, doc) {
+		visible, err := h.Visible(ctx, caller, doc)
+		if err != nil {
+			return nil, err
+		}
+		if !visible {
 			return nil, fmt.Errorf("%s %d: %w", r.Name, id, store.ErrNotFound)
 		}
 	}
 	if len(populate) == 0 {
 		return rec.Doc, nil
 	}
-	docs, err := s.populate(ctx, caller.TenantID, r, [][]byte{rec.Doc}, populate)
+	docs, err := s.populate(ctx, caller, r, [][]byte{rec.Doc}, populate)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +143,11 @@ func (s *Service) Get(ctx context.Context, caller auth.Principal, r *resource.Re
 func (s *Service) List(ctx context.Context, caller auth.Principal, r *resource.Resource, q *query.Query, emit func(doc []byte) error) error {
 	c := Collection(r)
 	if h := s.hooks[r.Name]; h.ReadFilter != nil {
-		if only := h.ReadFilter(caller, r); only != nil {
+		only, err := h.ReadFilter(ctx, caller, r, q)
+		if err != nil {
+			return err
+		}
+		if only != nil {
 			restricted := *q
 			restricted.Where = &query.And{Terms: []query.Node{only}}
 			if q.Where != nil {
@@ -143,7 +164,7 @@ func (s *Service) List(ctx context.Context, caller auth.Principal, r *resource.R
 	const batch = 1000
 	var pending [][]byte
 	flush := func() error {
-		docs, err := s.populate(ctx, caller.TenantID, r, pending, q.Populate)
+		docs, err := s.populate(ctx, caller, r, pending, q.Populate)
 		if err != nil {
 			return err
 		}
@@ -169,8 +190,9 @@ func (s *Service) List(ctx context.Context, caller auth.Principal, r *resource.R
 }
 
 // populate replaces reference ids in docs by the referenced records
-// (null when the record no longer exists).
-func (s *Service) populate(ctx context.Context, tenantID int64, r *resource.Resource, raw [][]byte, names []string) ([][]byte, error) {
+// (null when the record no longer exists or the caller may not see it).
+func (s *Service) populate(ctx context.Context, caller auth.Principal, r *resource.Resource, raw [][]byte, names []string) ([][]byte, error) {
+	tenantID := caller.TenantID
 	docs := make([]map[string]any, len(raw))
 	for i, b := range raw {
 		m, err := decodeDoc(b)
@@ -201,6 +223,20 @@ func (s *Service) populate(ctx context.Context, tenantID int64, r *resource.Reso
 			m, err := s.db.RecordsByID(ctx, tenantID, Collection(tr), ids)
 			if err != nil {
 				return nil, err
+			}
+			if visible := s.hooks[target].Visible; visible != nil {
+				// A record the caller may not read is as absent here as in Get.
+				for id, raw := range m {
+					doc, err := decodeDoc(raw)
+					if err != nil {
+						return nil, err
+					}
+					if ok, err := visible(ctx, caller, doc); err != nil {
+						return nil, err
+					} else if !ok {
+						delete(m, id)
+					}
+				}
 			}
 			found[target] = m
 		}
@@ -365,8 +401,10 @@ func (s *Service) Update(ctx context.Context, caller auth.Principal, r *resource
 		if err != nil {
 			return err
 		}
-		if h.Visible != nil && !h.Visible(caller, old) {
-			return fmt.Errorf("%s %d: %w", r.Name, id, store.ErrNotFound)
+		if h.Visible != nil {
+			if visible, err := h.Visible(ctx, caller, old); err != nil || !visible {
+				return errors.Join(err, fmt.Errorf("%s %d: %w", r.Name, id, store.ErrNotFound))
+			}
 		}
 		if err := mayWrite(caller, r, old); err != nil {
 			return err
@@ -414,8 +452,10 @@ func (s *Service) Delete(ctx context.Context, caller auth.Principal, r *resource
 		if err != nil {
 			return err
 		}
-		if h.Visible != nil && !h.Visible(caller, old) {
-			return fmt.Errorf("%s %d: %w", r.Name, id, store.ErrNotFound)
+		if h.Visible != nil {
+			if visible, err := h.Visible(ctx, caller, old); err != nil || !visible {
+				return errors.Join(err, fmt.Errorf("%s %d: %w", r.Name, id, store.ErrNotFound))
+			}
 		}
 		if err := mayWrite(caller, r, old); err != nil {
 			return err
@@ -428,7 +468,11 @@ func (s *Service) Delete(ctx context.Context, caller auth.Principal, r *resource
 			}
 		}
 		if h.Delete != nil {
-			return h.Delete(ctx, w)
+			doc, err := h.Delete(ctx, w)
+			if doc != nil {
+				out = doc
+			}
+			return err
 		}
 		return s.db.DeleteRecord(ctx, tx, caller.TenantID, Collection(r), id)
 	})

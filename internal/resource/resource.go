@@ -69,6 +69,9 @@ type Resource struct {
 	// Table is the table holding the records: "records" unless the
 	// resource has one of its own.
 	Table string
+	// Source is the resource whose records a derived, read-only resource
+	// shows (holidays are absences of the PublicHoliday type).
+	Source string
 }
 
 // Attr returns the declared attribute name.
