@@ -20,6 +20,7 @@ import (
 	"planwerk/internal/files"
 	"planwerk/internal/filestore"
 	"planwerk/internal/httpapi"
+	"planwerk/internal/metrics"
 	"planwerk/internal/ratelimit"
 	"planwerk/internal/records"
 	"planwerk/internal/resource"
@@ -152,6 +153,7 @@ type Service struct {
 	Registry *resource.Registry
 	Records  *records.Service
 	Handler  *httpapi.Server
+	Metrics  *metrics.Metrics
 	redis    *redis.Client
 }
 
@@ -192,6 +194,7 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 			return ratelimit.NewRedis(svc.redis, name, rule)
 		}
 	}
+	svc.Metrics = metrics.New(db.Pools())
 	svc.Hasher = auth.NewHasher(runtime.NumCPU())
 	svc.Auth = auth.NewService(db, svc.Hasher, auth.Config{
 		AccessTTL:    cfg.TokenTTL,
@@ -199,6 +202,7 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 		CacheTTL:     2 * time.Second,
 		AccountBrake: limiter("login-account", ratelimit.Rule{Burst: cfg.LoginFailuresPerAccount, Every: time.Minute}),
 		AddressBrake: limiter("login-address", ratelimit.Rule{Burst: cfg.LoginFailuresPerAddress, Every: 10 * time.Second}),
+		Metrics:      svc.Metrics,
 	}, log)
 	resolver := tenancy.NewResolver(db, cfg.BaseDomain, 10*time.Second)
 	svc.Registry = resource.New()
@@ -208,9 +212,9 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 	svc.Records = records.New(db, svc.Registry, hooks)
 	fileSvc := files.New(db, fs, svc.Registry, svc.Records,
 		limiter("files", ratelimit.Rule{Burst: cfg.FileRate, Every: time.Minute / time.Duration(cfg.FileRate)}),
-		files.Config{MaxUploadBytes: cfg.MaxUploadBytes, TenantStorageBytes: cfg.TenantStorageBytes, Secret: secret}, log)
+		files.Config{MaxUploadBytes: cfg.MaxUploadBytes, TenantStorageBytes: cfg.TenantStorageBytes, Secret: secret, Metrics: svc.Metrics}, log)
 	svc.Handler = httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20, MaxUploadBytes: cfg.MaxUploadBytes, PublicURL: cfg.PublicURL},
 		httpapi.Deps{DB: db, Auth: svc.Auth, Tenants: resolver, Registry: svc.Registry, Records: svc.Records,
-			Time: tt, Files: fileSvc, Store: fs, Log: log})
+			Time: tt, Files: fileSvc, Store: fs, Metrics: svc.Metrics, Log: log})
 	return svc, nil
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"planwerk/internal/metrics"
 	"planwerk/internal/ratelimit"
 	"planwerk/internal/store"
 )
@@ -53,6 +54,8 @@ type Config struct {
 	// client address.
 	AccountBrake ratelimit.Limiter
 	AddressBrake ratelimit.Limiter
+	// Metrics counts login failures and brake refusals; may be nil.
+	Metrics *metrics.Metrics
 }
 
 // Service runs the OAuth2 grants and checks bearer tokens.
@@ -116,6 +119,7 @@ func (s *Service) checkBrakes(ctx context.Context, keys ...string) error {
 			return fmt.Errorf("login brake: %w", err)
 		}
 		if wait > 0 {
+			s.cfg.Metrics.RateLimited("login")
 			return &ThrottledError{RetryAfter: wait}
 		}
 	}
@@ -124,6 +128,7 @@ func (s *Service) checkBrakes(ctx context.Context, keys ...string) error {
 
 // failLogin counts a failed login and returns the error for the client.
 func (s *Service) failLogin(ctx context.Context, accountKey, addressKey string) error {
+	s.cfg.Metrics.LoginFailed()
 	for i, l := range []ratelimit.Limiter{s.cfg.AccountBrake, s.cfg.AddressBrake} {
 		key := []string{accountKey, addressKey}[i]
 		if _, err := l.Take(ctx, key); err != nil {

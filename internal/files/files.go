@@ -20,6 +20,7 @@ import (
 
 	"planwerk/internal/auth"
 	"planwerk/internal/filestore"
+	"planwerk/internal/metrics"
 	"planwerk/internal/ratelimit"
 	"planwerk/internal/records"
 	"planwerk/internal/resource"
@@ -37,6 +38,7 @@ type Config struct {
 	MaxUploadBytes     int64
 	TenantStorageBytes int64 // default cap of tenants without their own
 	Secret             []byte
+	Metrics            *metrics.Metrics // may be nil
 }
 
 // Service manages uploads.
@@ -82,6 +84,7 @@ func (s *Service) Limit(ctx context.Context, caller auth.Principal) error {
 		return err
 	}
 	if wait > 0 {
+		s.cfg.Metrics.RateLimited("files")
 		return &Error{Status: 429, Code: "rate_limited", Message: "too many upload and download requests; retry later", RetryAfter: wait}
 	}
 	return nil
@@ -206,6 +209,7 @@ func (s *Service) Upload(ctx context.Context, caller auth.Principal, tenant stor
 	if replaced != nil {
 		s.removeBlob(replaced.StorageKey)
 	}
+	s.cfg.Metrics.Uploaded(up.Size)
 	return up, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"mime"
+	"mime/multipart"
 	"net/http"
 	"strconv"
 	"strings"
@@ -21,7 +22,7 @@ func (s *Server) fileRoutes() {
 	s.data("DELETE /v1/files/{uploadId}", s.deleteUpload)
 	// Signed download links are fetched without tenant header or token:
 	// the signature is the credential.
-	s.mux.Handle("GET /v1/files/blob/{uploadId}", s.handle(s.blob))
+	s.route("GET /v1/files/blob/{uploadId}", Public, s.handle(s.blob))
 }
 
 func pathInt(r *http.Request, name string) (int64, error) {
@@ -73,7 +74,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) error {
 			if ct == "" {
 				ct = "application/octet-stream"
 			}
-			return &files.Part{Filename: part.FileName(), ContentType: ct, Body: part}, nil
+			return &files.Part{Filename: partFilename(part), ContentType: ct, Body: part}, nil
 		}
 	}
 	up, err := s.files.Upload(r.Context(), caller, infoFrom(r.Context()).tenant, r.PathValue("model"), record,
@@ -83,6 +84,18 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusCreated, up)
 	return nil
+}
+
+// partFilename is the filename of a part exactly as the client sent it.
+// multipart.Part.FileName strips directories with filepath.Base, which
+// differs by platform and drops letters SPEC.md says to keep ("a/b.txt"
+// would lose the "a"); files.Sanitize removes the separators instead.
+func partFilename(part *multipart.Part) string {
+	_, params, err := mime.ParseMediaType(part.Header.Get("Content-Disposition"))
+	if err != nil {
+		return ""
+	}
+	return params["filename"]
 }
 
 func (s *Server) listUploads(w http.ResponseWriter, r *http.Request) error {

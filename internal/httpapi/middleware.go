@@ -104,6 +104,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			}
 			attrs = append(attrs, info.attrs...)
 			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+			s.metrics.Request(r.Pattern, r.Method, sw.status, time.Since(start).Seconds())
 		}()
 		next.ServeHTTP(sw, r)
 	})

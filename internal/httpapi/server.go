@@ -11,6 +11,7 @@ import (
 	"planwerk/internal/auth"
 	"planwerk/internal/files"
 	"planwerk/internal/filestore"
+	"planwerk/internal/metrics"
 	"planwerk/internal/records"
 	"planwerk/internal/resource"
 	"planwerk/internal/store"
@@ -39,6 +40,7 @@ type Deps struct {
 	Time     *timetrack.Service
 	Files    *files.Service
 	Store    filestore.Store
+	Metrics  *metrics.Metrics
 	Log      *slog.Logger
 }
 
@@ -53,8 +55,37 @@ type Server struct {
 	time    *timetrack.Service
 	files   *files.Service
 	fstore  filestore.Store
+	metrics *metrics.Metrics
 	log     *slog.Logger
 	mux     *http.ServeMux
+	table   []Route
+}
+
+// Auth says what a route requires of a request.
+type Auth int
+
+// Route requirements.
+const (
+	Public Auth = iota // nothing (operations, signed downloads)
+	Tenant             // a tenant header (the token endpoint)
+	Bearer             // a tenant header and a bearer token
+)
+
+// Route is one entry of the route table.
+type Route struct {
+	Method string
+	Path   string // with {name} wildcards
+	Auth   Auth
+}
+
+// Routes returns the route table, in registration order.
+func (s *Server) Routes() []Route { return append([]Route(nil), s.table...) }
+
+// route registers a handler and records it in the route table.
+func (s *Server) route(pattern string, auth Auth, h http.Handler) {
+	method, path, _ := strings.Cut(pattern, " ")
+	s.table = append(s.table, Route{Method: method, Path: path, Auth: auth})
+	s.mux.Handle(pattern, h)
 }
 
 // New returns a Server with all routes registered.
@@ -63,7 +94,7 @@ func New(cfg Config, d Deps) *Server {
 		cfg.MaxBodyBytes = 1 << 20
 	}
 	s := &Server{cfg: cfg, db: d.DB, auth: d.Auth, tenants: d.Tenants, reg: d.Registry, records: d.Records,
-		time: d.Time, files: d.Files, fstore: d.Store, log: d.Log, mux: http.NewServeMux()}
+		time: d.Time, files: d.Files, fstore: d.Store, metrics: d.Metrics, log: d.Log, mux: http.NewServeMux()}
 	s.routes()
 	return s
 }
@@ -71,11 +102,14 @@ func New(cfg Config, d Deps) *Server {
 // routes is the route table: every endpoint of the service, in one place.
 func (s *Server) routes() {
 	// Operations: no tenant, no token.
-	s.mux.Handle("GET /healthz", s.handle(s.healthz))
-	s.mux.Handle("GET /readyz", s.handle(s.readyz))
+	s.route("GET /healthz", Public, s.handle(s.healthz))
+	s.route("GET /readyz", Public, s.handle(s.readyz))
+	if s.metrics != nil {
+		s.route("GET /metrics", Public, s.metrics.Handler())
+	}
 
 	// The token endpoint needs the tenant but no token; its errors follow RFC 6749.
-	s.mux.Handle("POST /oauth2/token", http.HandlerFunc(s.token))
+	s.route("POST /oauth2/token", Tenant, http.HandlerFunc(s.token))
 
 	// Data endpoints: tenant, then bearer token.
 	s.data("GET /v1/users/me", s.usersMe)
@@ -87,7 +121,7 @@ func (s *Server) routes() {
 
 // data registers a /v1 endpoint behind tenant resolution and authentication.
 func (s *Server) data(pattern string, h handlerFunc) {
-	s.mux.Handle(pattern, s.withTenant(s.withAuth(s.handle(h))))
+	s.route(pattern, Bearer, s.withTenant(s.withAuth(s.handle(h))))
 }
 
 // ServeHTTP implements http.Handler.

@@ -139,8 +139,13 @@ func (db *DB) Close() error {
 	return err
 }
 
-// Stats reports the connection pool of writes (and, on PostgreSQL, of everything).
-func (db *DB) Stats() sql.DBStats { return db.write.Stats() }
+// Pools names the connection pools, for monitoring.
+func (db *DB) Pools() map[string]*sql.DB {
+	if db.read == db.write {
+		return map[string]*sql.DB{"planwerk_db": db.write}
+	}
+	return map[string]*sql.DB{"planwerk_db_writes": db.write, "planwerk_db_reads": db.read}
+}
 
 // ExecContext, QueryContext and QueryRowContext make *DB a Querier. They
 // use the write pool, so statements that write (INSERT ... RETURNING

@@ -1,0 +1,104 @@
+// Package metrics holds the service's Prometheus metrics.
+package metrics
+
+import (
+	"database/sql"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics are the service's instruments, on a registry of their own.
+type Metrics struct {
+	registry      *prometheus.Registry
+	requests      *prometheus.CounterVec
+	duration      *prometheus.HistogramVec
+	uploadBytes   prometheus.Counter
+	rateLimited   *prometheus.CounterVec
+	loginFailures prometheus.Counter
+}
+
+// New returns the metrics, with Go runtime and process collectors and a
+// collector for each named database pool.
+func New(pools map[string]*sql.DB) *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "planwerk_http_requests_total",
+			Help: "HTTP requests by route pattern, method and status.",
+		}, []string{"route", "method", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "planwerk_http_request_duration_seconds",
+			Help:    "HTTP request latency by route pattern and method.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"route", "method"}),
+		uploadBytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "planwerk_upload_bytes_total",
+			Help: "Bytes of files stored by uploads.",
+		}),
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "planwerk_rate_limited_total",
+			Help: "Requests refused with 429, by limit.",
+		}, []string{"limit"}),
+		loginFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "planwerk_login_failures_total",
+			Help: "Password grants refused for a wrong e-mail address or password.",
+		}),
+	}
+	m.registry.MustRegister(m.requests, m.duration, m.uploadBytes, m.rateLimited, m.loginFailures,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for name, pool := range pools {
+		m.registry.MustRegister(collectors.NewDBStatsCollector(pool, name))
+	}
+	return m
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}
+
+// Request records one answered request. route is the mux pattern ("" for
+// unknown paths, recorded as "unmatched" so that clients cannot grow the
+// label set).
+func (m *Metrics) Request(route, method string, status int, seconds float64) {
+	if m == nil {
+		return
+	}
+	if route == "" {
+		route = "unmatched"
+	}
+	m.requests.WithLabelValues(route, method, statusText(status)).Inc()
+	m.duration.WithLabelValues(route, method).Observe(seconds)
+}
+
+// Uploaded records the bytes of a stored upload.
+func (m *Metrics) Uploaded(n int64) {
+	if m != nil {
+		m.uploadBytes.Add(float64(n))
+	}
+}
+
+// RateLimited records a 429 of the named limit.
+func (m *Metrics) RateLimited(limit string) {
+	if m != nil {
+		m.rateLimited.WithLabelValues(limit).Inc()
+	}
+}
+
+// LoginFailed records a refused password grant.
+func (m *Metrics) LoginFailed() {
+	if m != nil {
+		m.loginFailures.Inc()
+	}
+}
+
+func statusText(code int) string {
+	const digits = "0123456789"
+	if code < 100 || code > 999 {
+		return "other"
+	}
+	return string([]byte{digits[code/100], digits[code/10%10], digits[code%10]})
+}
