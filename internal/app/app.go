@@ -46,10 +46,14 @@ var ErrUsage = errors.New("usage")
 const usage = `usage: planwerk <command> [flags]
 
 commands:
-  serve [--demo]      run the HTTP service (migrates the database first)
-  tenant create       create a tenant and its first admin user
-  migrate             apply database migrations and exit
-  version             print the version
+  serve [--demo]        run the HTTP service (migrates the database first)
+  tenant create         create a tenant and its first admin user
+  tenant list           list tenants with users and storage
+  tenant set-storage    set a tenant's storage cap (--slug S --bytes N)
+  user reset-password   set a user's password and revoke their tokens
+  backup --out FILE     write a consistent copy of a SQLite database
+  migrate               apply database migrations and exit
+  version               print the version
 
 Run "planwerk <command> -h" for the flags of a command.
 `
@@ -66,11 +70,24 @@ func Run(ctx context.Context, args []string, stdio IO) error {
 	case "migrate":
 		return runMigrate(ctx, args[1:], stdio)
 	case "tenant":
-		if len(args) < 2 || args[1] != "create" {
-			fmt.Fprint(stdio.Stderr, "usage: planwerk tenant create --slug S --admin-email E [--admin-password P] [--name N]\n")
-			return ErrUsage
+		switch sub(args) {
+		case "create":
+			return runTenantCreate(ctx, args[2:], stdio)
+		case "list":
+			return runTenantList(ctx, args[2:], stdio)
+		case "set-storage":
+			return runTenantSetStorage(ctx, args[2:], stdio)
 		}
-		return runTenantCreate(ctx, args[2:], stdio)
+		fmt.Fprint(stdio.Stderr, "usage: planwerk tenant create|list|set-storage [flags]\n")
+		return ErrUsage
+	case "user":
+		if sub(args) == "reset-password" {
+			return runUserResetPassword(ctx, args[2:], stdio)
+		}
+		fmt.Fprint(stdio.Stderr, "usage: planwerk user reset-password --tenant S --email E [--password P]\n")
+		return ErrUsage
+	case "backup":
+		return runBackup(ctx, args[1:], stdio)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdio.Stdout, "planwerk", versionString())
 		return nil
@@ -82,6 +99,16 @@ func Run(ctx context.Context, args []string, stdio IO) error {
 		return ErrUsage
 	}
 }
+
+func sub(args []string) string {
+	if len(args) < 2 {
+		return ""
+	}
+	return args[1]
+}
+
+// flagSet lets commands add their own flags.
+type flagSet struct{ *flag.FlagSet }
 
 func versionString() string {
 	if Version != "" {

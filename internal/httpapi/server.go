@@ -117,6 +117,7 @@ func (s *Server) routes() {
 	s.timeRoutes()
 	s.fileRoutes()
 	s.skillRoutes()
+	s.docsRoutes()
 }
 
 // data registers a /v1 endpoint behind tenant resolution and authentication.

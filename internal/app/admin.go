@@ -1,0 +1,154 @@
+package app
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+
+	"planwerk/internal/config"
+	"planwerk/internal/store"
+)
+
+// readSecret returns a password from the flag, else stdin's first line.
+func readSecret(flagValue string, stdio IO) (string, error) {
+	if flagValue != "" {
+		return flagValue, nil
+	}
+	if stdio.Stdin == nil {
+		return "", fmt.Errorf("%w: no password given", ErrUsage)
+	}
+	line, err := bufio.NewReader(stdio.Stdin).ReadString('\n')
+	if err != nil && line == "" {
+		return "", fmt.Errorf("%w: no password given (flag, environment or standard input)", ErrUsage)
+	}
+	return strings.TrimRight(line, "\r\n"), nil
+}
+
+func adminDatabase(ctx context.Context, name string, args []string, stdio IO, extra func(fs *flagSet)) (*store.DB, config.Config, error) {
+	cfg := config.Default()
+	fs := newFlags(name, &cfg, stdio)
+	if extra != nil {
+		extra(&flagSet{fs})
+	}
+	if err := parse(fs, args, stdio); err != nil {
+		return nil, cfg, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, cfg, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	log := slog.New(slog.NewJSONHandler(stdio.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	db, err := openDatabase(ctx, cfg, log)
+	return db, cfg, err
+}
+
+func runTenantList(ctx context.Context, args []string, stdio IO) error {
+	db, cfg, err := adminDatabase(ctx, "tenant list", args, stdio, nil)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	tenants, err := db.ListTenants(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdio.Stdout, "%-24s %-8s %-6s %14s %14s  %s\n", "SLUG", "ID", "USERS", "STORAGE USED", "STORAGE CAP", "CREATED")
+	for _, t := range tenants {
+		limit := cfg.TenantStorageBytes
+		if t.StorageBytes != nil {
+			limit = *t.StorageBytes
+		}
+		fmt.Fprintf(stdio.Stdout, "%-24s %-8d %-6d %14d %14d  %s\n", t.Slug, t.ID, t.Users, t.StorageUsed, limit, t.CreatedAt)
+	}
+	return nil
+}
+
+func runTenantSetStorage(ctx context.Context, args []string, stdio IO) error {
+	var slug, bytesText string
+	db, _, err := adminDatabase(ctx, "tenant set-storage", args, stdio, func(fs *flagSet) {
+		fs.StringVar(&slug, "slug", "", "tenant slug")
+		fs.StringVar(&bytesText, "bytes", "", "storage cap in bytes")
+	})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	n, perr := strconv.ParseInt(bytesText, 10, 64)
+	if slug == "" || perr != nil || n < 0 {
+		return fmt.Errorf("%w: give --slug and --bytes (a non-negative whole number)", ErrUsage)
+	}
+	if err := db.SetTenantStorage(ctx, slug, n); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("no tenant %q", slug)
+		}
+		return err
+	}
+	fmt.Fprintf(stdio.Stdout, "tenant %s: storage cap %d bytes\n", slug, n)
+	return nil
+}
+
+func runUserResetPassword(ctx context.Context, args []string, stdio IO) error {
+	var slug, email, password string
+	db, cfg, err := adminDatabase(ctx, "user reset-password", args, stdio, func(fs *flagSet) {
+		fs.StringVar(&slug, "tenant", "", "tenant slug")
+		fs.StringVar(&email, "email", "", "the user's e-mail address")
+		fs.StringVar(&password, "password", "", "the new password (else PLANWERK_PASSWORD, else standard input)")
+	})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if slug == "" || email == "" {
+		return fmt.Errorf("%w: give --tenant and --email", ErrUsage)
+	}
+	if password, err = readSecret(password, stdio); err != nil {
+		return err
+	}
+	if len(password) < 8 {
+		return fmt.Errorf("%w: the password must have at least 8 characters", ErrUsage)
+	}
+	t, err := db.TenantBySlug(ctx, slug)
+	if err != nil {
+		return fmt.Errorf("no tenant %q", slug)
+	}
+	svc, err := NewService(ctx, cfg, db, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	hash, err := svc.Hasher.Hash(ctx, password)
+	if err != nil {
+		return err
+	}
+	u, err := db.ResetPassword(ctx, t.ID, email, hash)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("no user %q in tenant %q", email, slug)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdio.Stdout, "password of %s (user %d) in tenant %s reset; all of the user's tokens revoked\n", u.Email, u.ID, slug)
+	return nil
+}
+
+func runBackup(ctx context.Context, args []string, stdio IO) error {
+	var out string
+	db, _, err := adminDatabase(ctx, "backup", args, stdio, func(fs *flagSet) {
+		fs.StringVar(&out, "out", "", "file to write the copy to (must not exist)")
+	})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if out == "" {
+		return fmt.Errorf("%w: give --out FILE", ErrUsage)
+	}
+	if err := db.Backup(ctx, out); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdio.Stdout, "backup written to %s\n", out)
+	return nil
+}

@@ -1,0 +1,101 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// TenantSummary is a line of the tenant list.
+type TenantSummary struct {
+	Tenant
+	Users       int64
+	StorageUsed int64
+}
+
+// ListTenants returns every tenant with its user count and storage used.
+func (db *DB) ListTenants(ctx context.Context) ([]TenantSummary, error) {
+	rows, err := db.read.QueryContext(ctx, `
+		SELECT t.id, t.slug, t.name, t.storage_bytes, t.created_at,
+		       (SELECT COUNT(*) FROM users u WHERE u.tenant_id = t.id),
+		       (SELECT COALESCE(SUM(size), 0) FROM uploads f WHERE f.tenant_id = t.id)
+		  FROM tenants t ORDER BY t.slug`)
+	if err != nil {
+		return nil, fmt.Errorf("list tenants: %w", err)
+	}
+	defer rows.Close()
+	var out []TenantSummary
+	for rows.Next() {
+		var t TenantSummary
+		var storage sql.NullInt64
+		if err := rows.Scan(&t.ID, &t.Slug, &t.Name, &storage, &t.CreatedAt, &t.Users, &t.StorageUsed); err != nil {
+			return nil, fmt.Errorf("list tenants: %w", err)
+		}
+		if storage.Valid {
+			t.StorageBytes = &storage.Int64
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// SetTenantStorage sets a tenant's storage cap in bytes.
+func (db *DB) SetTenantStorage(ctx context.Context, slug string, bytes int64) error {
+	res, err := db.write.ExecContext(ctx,
+		`UPDATE tenants SET storage_bytes = $1, updated_at = $2 WHERE slug = $3`, bytes, Timestamp(time.Now()), slug)
+	if err != nil {
+		return fmt.Errorf("set storage of %q: %w", slug, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("tenant %q: %w", slug, ErrNotFound)
+	}
+	return nil
+}
+
+// ResetPassword gives a user a new password hash and revokes all the
+// user's tokens, in one transaction.
+func (db *DB) ResetPassword(ctx context.Context, tenantID int64, email, hash string) (User, error) {
+	var u User
+	err := db.Tx(ctx, func(q Querier) error {
+		var err error
+		u, err = db.scanUser(q.QueryRowContext(ctx,
+			`SELECT tenant_id, id, email, password_hash, is_admin, `+db.docColumn()+` FROM users WHERE tenant_id = $1 AND email_key = $2`,
+			tenantID, EmailKey(email)))
+		if err != nil {
+			return err
+		}
+		if _, err := q.ExecContext(ctx, `UPDATE users SET password_hash = $1 WHERE tenant_id = $2 AND id = $3`, hash, tenantID, u.ID); err != nil {
+			return fmt.Errorf("reset password: %w", err)
+		}
+		return db.RevokeUserTokens(ctx, q, tenantID, u.ID)
+	})
+	return u, err
+}
+
+// ErrBackupUnsupported: online backups by this command are for SQLite.
+var ErrBackupUnsupported = errors.New("backup: for PostgreSQL use pg_dump (see README)")
+
+// Backup writes a consistent copy of a SQLite database to path while the
+// service keeps running (VACUUM INTO reads one snapshot). path must not exist.
+func (db *DB) Backup(ctx context.Context, path string) error {
+	if db.dialect.name() != "sqlite" {
+		return ErrBackupUnsupported
+	}
+	if _, err := os.Stat(path); err == nil {
+		return fmt.Errorf("backup: %s exists", path)
+	}
+	// A connection of its own: the service's pools stay free meanwhile.
+	conn, err := sql.Open("sqlite", "file:"+strings.TrimPrefix(db.dsn, "sqlite:")+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `VACUUM INTO $1`, path); err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	return nil
+}
