@@ -3,7 +3,8 @@
 //
 //	planwerk-bench lists [--records 50000] [--postgres URL] [--duration 5s]
 //
-// "entries" measures time entry creation with and without the
+// "load" drives a mixed workload with vegeta and compares it with a bare
+// net/http handler; "entries" measures time entry creation with and without the
 // approved-day check; "files" measures uploads and downloads.
 //
 // "lists" seeds ProjectDay records into a fresh SQLite file and a fresh
@@ -41,8 +42,14 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if len(os.Args) < 2 || (os.Args[1] != "lists" && os.Args[1] != "entries" && os.Args[1] != "files") {
-		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files [--records N] [--postgres URL] [--duration D] [--big BYTES]")
+	switch {
+	case len(os.Args) < 2:
+	case os.Args[1] == "lists", os.Args[1] == "entries", os.Args[1] == "files", os.Args[1] == "load":
+	default:
+		os.Args = os.Args[:1]
+	}
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load [--records N] [--postgres URL] [--duration D] [--big BYTES] [--clients N]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -50,6 +57,7 @@ func main() {
 	pg := fs.String("postgres", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable", "PostgreSQL server (empty: SQLite only)")
 	duration := fs.Duration("duration", 5*time.Second, "how long to drive each load")
 	big := fs.Int64("big", 1<<30, "size of the large upload (files)")
+	clients := fs.Int("clients", 50, "concurrent clients (load)")
 	_ = fs.Parse(os.Args[2:])
 	var err error
 	switch os.Args[1] {
@@ -57,6 +65,8 @@ func main() {
 		err = runLists(ctx, *records, *pg, *duration)
 	case "entries":
 		err = runEntries(ctx, *pg, *duration)
+	case "load":
+		err = runLoad(ctx, *pg, *duration, *clients)
 	default:
 		err = runFiles(ctx, *big)
 	}

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"planwerk/internal/app"
+	"planwerk/internal/config"
+	"planwerk/internal/store"
+)
+
+// runLoad drives Planwerk with vegeta at a fixed number of concurrent
+// clients: single-record GETs and a mixed workload on SQLite and
+// PostgreSQL, and a bare net/http handler as the machine's ceiling.
+func runLoad(ctx context.Context, pgURL string, d time.Duration, clients int) error {
+	dir, err := os.MkdirTemp("", "planwerk-bench-load-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+
+	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		_, _ = w.Write([]byte(`{"createdAt":"2026-01-01T00:00:00.000Z","day":"2026-01-01","id":7,"project":2,"updatedAt":"2026-01-01T00:00:00.000Z","validationStatus":"APPROVED"}` + "\n"))
+	}))
+	defer bare.Close()
+	type row struct {
+		name string
+		m    *vegeta.Metrics
+	}
+	var rows []row
+	ceiling := attack(bare.URL+"/", nil, func(t *vegeta.Target) error {
+		t.Method, t.URL = http.MethodGet, bare.URL+"/v1/project-days/7"
+		return nil
+	}, d, clients)
+	rows = append(rows, row{"bare net/http handler", ceiling})
+
+	dsns := []string{"sqlite:" + filepath.Join(dir, "load.db")}
+	if pgURL != "" {
+		dsn, drop, err := freshSchema(ctx, pgURL)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "PostgreSQL skipped: %v\n", err)
+		} else {
+			defer drop()
+			dsns = append(dsns, dsn)
+		}
+	}
+	for _, dsn := range dsns {
+		env, err := newLoadEnv(ctx, dsn, filepath.Join(dir, fmt.Sprint(len(rows))))
+		if err != nil {
+			return err
+		}
+		get := attack(env.url, env.header, func(t *vegeta.Target) error {
+			t.Method, t.URL = http.MethodGet, env.url+"/v1/project-days/"+env.dayID
+			return nil
+		}, d, clients)
+		rows = append(rows, row{env.engine + ": GET /v1/project-days/{id}", get})
+		mixed := attack(env.url, env.header, env.mixed(), d, clients)
+		rows = append(rows, row{env.engine + ": mixed workload", mixed})
+		env.close()
+	}
+
+	fmt.Printf("\nPlanwerk load benchmark: %d concurrent clients, %s per row, %s, %d cores, %s\n\n",
+		clients, d, runtime.Version(), runtime.NumCPU(), time.Now().UTC().Format(time.DateOnly))
+	fmt.Println("| workload | requests/s | p50 | p99 | errors | ratio to bare handler |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for _, r := range rows {
+		errs := r.m.Requests - uint64(float64(r.m.Requests)*r.m.Success+0.5)
+		fmt.Printf("| %s | %.0f | %s | %s | %d | %.2f |\n", r.name, r.m.Throughput,
+			ms(r.m.Latencies.P50), ms(r.m.Latencies.P99), errs, r.m.Throughput/ceiling.Throughput)
+	}
+	fmt.Println("\nmixed workload: 50% single GETs, 20% lists with where, 20% time entry creation, 5% uploads, 4% download URLs, 1% password grants")
+	return nil
+}
+
+// attack runs clients workers as fast as they go for d.
+func attack(_ string, header http.Header, tr vegeta.Targeter, d time.Duration, clients int) *vegeta.Metrics {
+	wrapped := func(t *vegeta.Target) error {
+		if err := tr(t); err != nil {
+			return err
+		}
+		if t.Header == nil {
+			t.Header = http.Header{}
+		}
+		for k, v := range header {
+			if t.Header.Get(k) == "" {
+				t.Header[k] = v
+			}
+		}
+		return nil
+	}
+	attacker := vegeta.NewAttacker(vegeta.Workers(uint64(clients)), vegeta.MaxWorkers(uint64(clients)),
+		vegeta.Connections(clients), vegeta.KeepAlive(true), vegeta.Timeout(30*time.Second))
+	var m vegeta.Metrics
+	for res := range attacker.Attack(wrapped, vegeta.Rate{Freq: 0}, d, "load") {
+		m.Add(res)
+	}
+	m.Close()
+	return &m
+}
+
+type loadEnv struct {
+	engine, url, dayID, project, task, doc, upload string
+	header                                         http.Header
+	close                                          func()
+}
+
+func newLoadEnv(ctx context.Context, dsn, filesDir string) (*loadEnv, error) {
+	cfg := config.Default()
+	cfg.Database = dsn
+	cfg.Files = filesDir
+	cfg.FileRate = 1 << 30 // the benchmark measures throughput, not the limit
+	cfg.LoginFailuresPerAddress = 1 << 30
+	db, err := store.Open(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := db.Migrate(ctx); err != nil {
+		return nil, err
+	}
+	svc, err := app.NewService(ctx, cfg, db, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := app.CreateTenant(ctx, svc, app.TenantSpec{Slug: "bench", AdminEmail: "admin@bench.test", AdminPassword: "bench-password"}); err != nil {
+		return nil, err
+	}
+	srv := httptest.NewServer(svc.Handler)
+	client := &http.Client{}
+	token, err := login(client, srv.URL)
+	if err != nil {
+		return nil, err
+	}
+	e := &loadEnv{engine: db.Engine(), url: srv.URL,
+		header: http.Header{"Companyurl": {"bench"}, "Authorization": {"Bearer " + token}, "Content-Type": {"application/json"}},
+		close: func() {
+			srv.Close()
+			svc.Close()
+			db.Close()
+		}}
+	post := func(path, body string) (string, error) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
+		req.Header = e.header.Clone()
+		resp, err := client.Do(req)
+		if err != nil {
+			return "", err
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode >= 300 {
+			return "", fmt.Errorf("POST %s: %d %s", path, resp.StatusCode, b)
+		}
+		return idOf(string(b)), nil
+	}
+	if e.project, err = post("/v1/projects", `{"name":"Load"}`); err != nil {
+		return nil, err
+	}
+	if e.task, err = post("/v1/tasks", `{"name":"Load"}`); err != nil {
+		return nil, err
+	}
+	// ProjectDays are made by approving days; approve a month of them.
+	var items []string
+	for i := 0; i < 30; i++ {
+		items = append(items, fmt.Sprintf(`{"project":%s,"day":"2025-06-%02d"}`, e.project, i+1))
+	}
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/approval/bulk-approve",
+		strings.NewReader(`{"action":"approve","items":[`+strings.Join(items, ",")+`]}`))
+	req.Header = e.header.Clone()
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	e.dayID = idOf(string(b))
+	if e.doc, err = post("/v1/documents", `{"model":"project","record":`+e.project+`,"category":7}`); err != nil {
+		return nil, err
+	}
+	// A second document keeps one file for the download-URL requests.
+	fixed, err := post("/v1/documents", `{"model":"project","record":`+e.project+`,"category":8}`)
+	if err != nil {
+		return nil, err
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	part, _ := mw.CreateFormFile("file", "fixed.bin")
+	_, _ = part.Write([]byte("fixed"))
+	_ = mw.Close()
+	req, _ = http.NewRequest(http.MethodPost, srv.URL+"/v1/files/upload/document/"+fixed, &body)
+	req.Header = e.header.Clone()
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	if resp, err = client.Do(req); err != nil {
+		return nil, err
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	e.upload = idOf(string(b))
+	return e, nil
+}
+
+// mixed returns the targeter of the mixed workload.
+func (e *loadEnv) mixed() vegeta.Targeter {
+	var n atomic.Int64
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	part, _ := mw.CreateFormFile("file", "load.bin")
+	_, _ = part.Write(bytes.Repeat([]byte{'x'}, 64<<10))
+	_ = mw.Close()
+	uploadBody, uploadType := body.Bytes(), mw.FormDataContentType()
+	where := url.QueryEscape(`{"day":{">=":"2025-06-10","<":"2025-06-20"}}`)
+	grant := url.Values{"grant_type": {"password"}, "username": {"admin@bench.test"}, "password": {"bench-password"},
+		"client_id": {"bench"}, "client_secret": {"bench"}}.Encode()
+	return func(t *vegeta.Target) error {
+		i := n.Add(1)
+		t.Header = http.Header{}
+		switch k := i % 100; {
+		case k < 50:
+			t.Method, t.URL = http.MethodGet, e.url+"/v1/project-days/"+e.dayID
+		case k < 70:
+			t.Method, t.URL = http.MethodGet, e.url+"/v1/project-days?where="+where
+		case k < 90:
+			day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, int(i%300)).Format(time.DateOnly)
+			t.Method, t.URL = http.MethodPost, e.url+"/v1/time-entries"
+			t.Body = []byte(fmt.Sprintf(`{"project":%s,"task":%s,"day":"%s","duration":1800}`, e.project, e.task, day))
+		case k < 95:
+			t.Method, t.URL = http.MethodPost, e.url+"/v1/files/upload/document/"+e.doc+"?delete_others=1"
+			t.Body = uploadBody
+			t.Header.Set("Content-Type", uploadType)
+		case k < 99:
+			t.Method, t.URL = http.MethodGet, e.url+"/v1/files/download/"+e.upload
+		default:
+			t.Method, t.URL = http.MethodPost, e.url+"/oauth2/token"
+			t.Body = []byte(grant)
+			t.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			t.Header.Set("Authorization", "")
+		}
+		return nil
+	}
+}
