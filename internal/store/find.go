@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"planwerk/internal/query"
 )
@@ -40,19 +41,23 @@ func (db *DB) FindRecords(ctx context.Context, q Querier, tenantID int64, c Coll
 	return out, nil
 }
 
-// SetAttribute sets one attribute in the documents of a collection that
-// match where, leaving their updatedAt alone, and returns how many changed.
-// name must be a constant of Planwerk's; value is bound.
+// SetAttribute sets a string attribute in the documents of a collection
+// that match where and do not hold that value yet, stamps them updated,
+// and returns how many changed. name must be a constant of Planwerk's;
+// value is bound.
 func (db *DB) SetAttribute(ctx context.Context, q Querier, tenantID int64, c Collection, where query.Node, name string, value string) (int64, error) {
 	var s query.SQL
+	now := s.Arg(Timestamp(time.Now()))
+	v := s.Arg(value)
 	if db.dialect.name() == "postgres" {
-		s.Write("UPDATE ", c.Table, " SET doc = jsonb_set(doc, '{", name, "}', to_jsonb(", s.Arg(value), "::text)) WHERE ")
+		s.Write("UPDATE ", c.Table, " SET doc = jsonb_set(jsonb_set(doc, '{", name, "}', to_jsonb(", v, "::text)), '{updatedAt}', to_jsonb(", now, "::text)), updated_at = ", now, " WHERE ")
 	} else {
-		s.Write("UPDATE ", c.Table, " SET doc = json_set(doc, '$.", name, "', ", s.Arg(value), ") WHERE ")
+		s.Write("UPDATE ", c.Table, " SET doc = json_set(doc, '$.", name, "', ", v, ", '$.updatedAt', ", now, "), updated_at = ", now, " WHERE ")
 	}
 	c.scope(&s, tenantID)
 	s.Write(" AND ")
-	query.For(db.dialect.name()).Where(&s, where)
+	changed := &query.Cond{Field: query.Field{Name: name}, Op: query.Ne, Values: []query.Value{{Kind: query.KindString, Str: value}}}
+	query.For(db.dialect.name()).Where(&s, &query.And{Terms: []query.Node{where, changed}})
 	res, err := q.ExecContext(ctx, s.String(), s.Args...)
 	if err != nil {
 		return 0, fmt.Errorf("set %s of %s: %w", name, c.Resource, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"planwerk/internal/auth"
@@ -45,16 +46,60 @@ func (s *Service) BulkApprove(ctx context.Context, caller auth.Principal, input 
 		if len(problems) > 0 {
 			return invalid(problems...)
 		}
-		if _, err := s.lockPairs(ctx, tx, caller.TenantID, append([]pair(nil), pairs...)); err != nil {
+		// Lock order (PostgreSQL; SQLite runs one writer at a time). A
+		// writer that changes, moves or deletes an entry holds the entry's
+		// row (records.Update reads it FOR UPDATE) before it takes the
+		// project-day locks in guardApprovedDays. If the approval held a
+		// project day while waiting for the rows of its entries, it would
+		// deadlock with such writers: PostgreSQL aborts one side, and under
+		// steady edits the approval failed with a 500 after its retries.
+		// So the approval locks the rows before the project days:
+		//  1. one approval of the tenant at a time (writers never take it);
+		//  2. the rows of the days' WORK entries, by writing their new
+		//     state; holding no lock a writer wants, we wait for nobody
+		//     who waits for us;
+		//  3. the join locks of the days: from here on no WORK entry joins
+		//     them (is created there or moved in), as joiners take the join
+		//     lock before the project-day locks;
+		//  4. the rows again, to hold those of entries that joined during
+		//     step 2; from here on no entry joins or leaves the days;
+		//  5. the project days: writers holding them hold no row of ours.
+		// An entry that joins, leaves and rejoins a day within the few
+		// milliseconds between steps 2 and 4 can still close a cycle;
+		// PostgreSQL breaks it and the transaction is retried.
+		sorted := append([]pair(nil), pairs...)
+		slices.SortFunc(sorted, comparePairs)
+		if err := s.db.Lock(ctx, tx, "approval:"+itoa(caller.TenantID)); err != nil {
 			return err
 		}
+		markEntries := func() error {
+			for _, p := range sorted {
+				if _, err := s.db.SetAttribute(ctx, tx, caller.TenantID, records.Collection(te),
+					s.pairWhere(te, p, workEntries(te)), "validationStatus", status); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if err := markEntries(); err != nil {
+			return err
+		}
+		for _, p := range sorted {
+			if err := s.db.Lock(ctx, tx, p.joinKey(caller.TenantID)); err != nil {
+				return err
+			}
+		}
+		if err := markEntries(); err != nil {
+			return err
+		}
+		if _, err := s.lockPairs(ctx, tx, caller.TenantID, sorted); err != nil {
+			return err
+		}
+		// The entries of the days are marked (steps 2 and 4), and none can
+		// join or leave them before we commit.
 		for _, p := range pairs {
 			doc, err := s.setStatus(ctx, tx, caller.TenantID, pd, p, status)
 			if err != nil {
-				return err
-			}
-			if _, err := s.db.SetAttribute(ctx, tx, caller.TenantID, records.Collection(te),
-				s.pairWhere(te, p, workEntries(te)), "validationStatus", status); err != nil {
 				return err
 			}
 			out = append(out, json.RawMessage(doc))

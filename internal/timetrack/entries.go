@@ -58,12 +58,22 @@ func workPair(doc map[string]any) (pair, bool) {
 // refuses it when one of them is approved. The lock is held until the
 // write commits, and approvals take the same lock: no WORK entry reaches a
 // day after its approval has committed.
+//
+// A write that brings the entry into a project day first takes the day's
+// join lock (see BulkApprove for the lock order).
 func (s *Service) guardApprovedDays(ctx context.Context, w *records.Write) error {
 	var pairs []pair
-	for _, doc := range []map[string]any{w.Old, w.New} {
-		if p, ok := workPair(doc); ok {
-			pairs = append(pairs, p)
+	oldPair, wasWork := workPair(w.Old)
+	if wasWork {
+		pairs = append(pairs, oldPair)
+	}
+	if p, ok := workPair(w.New); ok {
+		if !wasWork || p != oldPair {
+			if err := s.db.Lock(ctx, w.Tx, p.joinKey(w.Caller.TenantID)); err != nil {
+				return err
+			}
 		}
+		pairs = append(pairs, p)
 	}
 	pairs, err := s.lockPairs(ctx, w.Tx, w.Caller.TenantID, pairs)
 	if err != nil {
@@ -136,10 +146,20 @@ func fieldRules(doc map[string]any, st store.Settings) []resource.Problem {
 			timeFields(tt)
 		}
 	}
-	if d, ok := asInt(doc["duration"]); ok && d < 0 {
+	// One problem per field: a field that must be omitted is not also
+	// told what value it should have.
+	named := func(k string) bool {
+		for _, p := range problems {
+			if p.Field == k {
+				return true
+			}
+		}
+		return false
+	}
+	if d, ok := asInt(doc["duration"]); ok && d < 0 && !named("duration") {
 		problems = append(problems, resource.Problem{Field: "duration", Message: "must not be negative"})
 	}
-	if start, end, ok := times(doc); ok && !end.After(start) {
+	if start, end, ok := times(doc); ok && !end.After(start) && !named("endTime") {
 		problems = append(problems, resource.Problem{Field: "endTime", Message: "must be after startTime"})
 	}
 	return problems

@@ -126,6 +126,13 @@ func (p pair) lockKey(tenantID int64) string {
 	return "project-day:" + strconv.FormatInt(tenantID, 10) + ":" + strconv.FormatInt(p.project, 10) + ":" + p.day
 }
 
+// joinKey is the lock a write takes before it brings a WORK entry into
+// the project day (creates it there or moves it in), and that an approval
+// of the day holds from before it locks the day's entries.
+func (p pair) joinKey(tenantID int64) string {
+	return "project-day-join:" + strconv.FormatInt(tenantID, 10) + ":" + strconv.FormatInt(p.project, 10) + ":" + p.day
+}
+
 func comparePairs(a, b pair) int {
 	if a.project != b.project {
 		if a.project < b.project {
