@@ -6,8 +6,8 @@ package records
 import (
 	"bytes"
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"planwerk/internal/auth"
