@@ -182,8 +182,10 @@ func (s *Server) remove(r *resource.Resource) handlerFunc {
 // pathID reads the {id} path segment; anything but a positive integer
 // names no record.
 func pathID(req *http.Request) (int64, error) {
-	id, err := strconv.ParseInt(req.PathValue("id"), 10, 64)
-	if err != nil || id <= 0 {
+	raw := req.PathValue("id")
+	id, err := strconv.ParseInt(raw, 10, 64)
+	// Only the canonical form names a record: "+5" and "05" do not.
+	if err != nil || id <= 0 || strconv.FormatInt(id, 10) != raw {
 		return 0, Errorf(http.StatusNotFound, "not_found", "no such record: ids are positive integers")
 	}
 	return id, nil
@@ -222,14 +224,55 @@ func decodeBody(req *http.Request) (map[string]any, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, Errorf(http.StatusBadRequest, "invalid_json", "the body is not valid JSON: "+err.Error())
 	}
-	if dec.More() {
+	// Token, not More: More reports false before a stray '}' or ']'.
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, Errorf(http.StatusBadRequest, "invalid_json", "the body holds more than one JSON value")
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return nil, Errorf(http.StatusBadRequest, "invalid_json", "the body must be a JSON object")
 	}
+	if err := storable(obj); err != nil {
+		return nil, err
+	}
 	return obj, nil
+}
+
+// storable refuses what JSON allows but the two engines cannot store
+// alike: NUL characters in text (PostgreSQL's jsonb refuses them, so the
+// write failed with a 500 there) and numbers beyond a 64-bit float (SQLite
+// reads them as infinity or zero, PostgreSQL exactly, and PostgreSQL then
+// fails every comparison of the attribute with a float).
+func storable(v any) error {
+	switch x := v.(type) {
+	case string:
+		if strings.IndexByte(x, 0) >= 0 {
+			return Errorf(http.StatusBadRequest, "invalid_json", "text must not contain NUL characters (\\u0000)")
+		}
+	case json.Number:
+		s := string(x)
+		f, err := strconv.ParseFloat(s, 64)
+		mantissa, _, _ := strings.Cut(strings.ToLower(s), "e")
+		if err != nil || (f == 0 && strings.ContainsAny(mantissa, "123456789")) {
+			return Errorf(http.StatusBadRequest, "invalid_json", "the number "+s+" is out of the range of a 64-bit float")
+		}
+	case map[string]any:
+		for k, e := range x {
+			if err := storable(k); err != nil {
+				return err
+			}
+			if err := storable(e); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if err := storable(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // checkDepth refuses JSON nested deeper than limit without decoding it.
