@@ -23,21 +23,11 @@ import (
 // runEntries measures time entry creation: WORK entries, which lock and
 // look up their project day's approval, and WORKTIME entries, which do not.
 func runEntries(ctx context.Context, pgURL string, d time.Duration) error {
-	dir, err := os.MkdirTemp("", "planwerk-bench-")
+	dsns, cleanup, err := databases(ctx, pgURL)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	dsns := []string{"sqlite:" + filepath.Join(dir, "bench.db")}
-	if pgURL != "" {
-		dsn, drop, err := freshSchema(ctx, pgURL)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "PostgreSQL skipped: %v\n", err)
-		} else {
-			defer drop()
-			dsns = append(dsns, dsn)
-		}
-	}
+	defer cleanup()
 	fmt.Printf("\nPlanwerk time entry benchmark: 8 concurrent clients, %s each, %s, %d cores\n\n", d, runtime.Version(), runtime.NumCPU())
 	fmt.Println("| engine | WORK entries/s (approved-day check) | WORKTIME entries/s (no check) | ratio | errors |")
 	fmt.Println("|---|---|---|---|---|")

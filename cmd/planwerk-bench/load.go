@@ -50,16 +50,11 @@ func runLoad(ctx context.Context, pgURL string, d time.Duration, clients int) er
 	}, d, clients)
 	rows = append(rows, row{"bare net/http handler", ceiling})
 
-	dsns := []string{"sqlite:" + filepath.Join(dir, "load.db")}
-	if pgURL != "" {
-		dsn, drop, err := freshSchema(ctx, pgURL)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "PostgreSQL skipped: %v\n", err)
-		} else {
-			defer drop()
-			dsns = append(dsns, dsn)
-		}
+	dsns, cleanup, err := databases(ctx, pgURL)
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	for _, dsn := range dsns {
 		env, err := newLoadEnv(ctx, dsn, filepath.Join(dir, fmt.Sprint(len(rows))))
 		if err != nil {

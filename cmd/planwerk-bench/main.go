@@ -89,21 +89,11 @@ type result struct {
 }
 
 func runLists(ctx context.Context, n int, pgURL string, d time.Duration) error {
-	dir, err := os.MkdirTemp("", "planwerk-bench-")
+	dsns, cleanup, err := databases(ctx, pgURL)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	dsns := []string{"sqlite:" + filepath.Join(dir, "bench.db")}
-	if pgURL != "" {
-		dsn, drop, err := freshSchema(ctx, pgURL)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "PostgreSQL skipped: %v\n", err)
-		} else {
-			defer drop()
-			dsns = append(dsns, dsn)
-		}
-	}
+	defer cleanup()
 	var results []result
 	for _, dsn := range dsns {
 		r, err := benchEngine(ctx, dsn, n, d)

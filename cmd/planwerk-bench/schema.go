@@ -5,6 +5,9 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
@@ -37,4 +40,30 @@ func freshSchema(ctx context.Context, serverURL string) (string, func(), error) 
 		sep = "&"
 	}
 	return serverURL + sep + "search_path=" + schema, drop, nil
+}
+
+// databases returns the DSNs to measure: a fresh SQLite file and, when
+// the server answers, a fresh PostgreSQL schema; cleanup removes both.
+func databases(ctx context.Context, pgURL string) ([]string, func(), error) {
+	dir, err := os.MkdirTemp("", "planwerk-bench-")
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanups := []func(){func() { os.RemoveAll(dir) }}
+	cleanup := func() {
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			cleanups[i]()
+		}
+	}
+	dsns := []string{"sqlite:" + filepath.Join(dir, "bench.db")}
+	if pgURL != "" {
+		dsn, drop, err := freshSchema(ctx, pgURL)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "PostgreSQL skipped: %v\n", err)
+		} else {
+			cleanups = append(cleanups, drop)
+			dsns = append(dsns, dsn)
+		}
+	}
+	return dsns, cleanup, nil
 }
