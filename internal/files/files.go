@@ -130,16 +130,23 @@ func (s *Service) Upload(ctx context.Context, caller auth.Principal, tenant stor
 		return store.Upload{}, err
 	}
 	capacity := s.capacity(tenant)
-	if !replace {
-		if _, err := s.db.UploadOf(ctx, nil, caller.TenantID, model, recordID); err == nil {
-			return store.Upload{}, fail(403, "too_many_uploads", msgTooMany)
-		}
+	// Early answers before the file streams; the transaction below decides.
+	// A file being replaced does not count against the cap.
+	var current int64
+	old, err := s.db.UploadOf(ctx, nil, caller.TenantID, model, recordID)
+	switch {
+	case err == nil && !replace:
+		return store.Upload{}, fail(403, "too_many_uploads", msgTooMany)
+	case err == nil:
+		current = old.ID
+	case !errors.Is(err, store.ErrNotFound):
+		return store.Upload{}, err
 	}
-	used, err := s.db.StorageUsed(ctx, nil, caller.TenantID, 0)
+	used, err := s.db.StorageUsed(ctx, nil, caller.TenantID, current)
 	if err != nil {
 		return store.Upload{}, err
 	}
-	if used >= capacity && !replace {
+	if used >= capacity {
 		return store.Upload{}, fail(403, "storage_full", "the account's file storage is full")
 	}
 	part, err := next()
@@ -188,7 +195,8 @@ func (s *Service) Upload(ctx context.Context, caller auth.Principal, tenant stor
 		if err != nil {
 			return err
 		}
-		if used+up.Size > capacity {
+		// An account at its cap takes no file at all, not even an empty one.
+		if used >= capacity || used+up.Size > capacity {
 			return fail(403, "storage_full", "the account's file storage is full")
 		}
 		if replaced != nil {
