@@ -181,6 +181,7 @@ type Service struct {
 	Records  *records.Service
 	Handler  *httpapi.Server
 	Metrics  *metrics.Metrics
+	Uploads  *files.Service
 	redis    *redis.Client
 }
 
@@ -240,6 +241,7 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 	fileSvc := files.New(db, fs, svc.Registry, svc.Records,
 		limiter("files", ratelimit.Rule{Burst: cfg.FileRate, Every: time.Minute / time.Duration(cfg.FileRate)}),
 		files.Config{MaxUploadBytes: cfg.MaxUploadBytes, TenantStorageBytes: cfg.TenantStorageBytes, Secret: secret, Metrics: svc.Metrics}, log)
+	svc.Uploads = fileSvc
 	svc.Handler = httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20, MaxUploadBytes: cfg.MaxUploadBytes, PublicURL: cfg.PublicURL},
 		httpapi.Deps{DB: db, Auth: svc.Auth, Tenants: resolver, Registry: svc.Registry, Records: svc.Records,
 			Time: tt, Files: fileSvc, Store: fs, Metrics: svc.Metrics, Log: log})

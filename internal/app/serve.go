@@ -40,6 +40,7 @@ func runServe(ctx context.Context, args []string, stdio IO) error {
 		}
 	}
 	go purgeTokens(ctx, db, log)
+	go sweepFiles(ctx, svc, log)
 
 	srv := &http.Server{
 		Addr:              cfg.Addr,
@@ -74,6 +75,26 @@ func runServe(ctx context.Context, args []string, stdio IO) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// sweepFiles removes files left behind by crashes, hourly; files younger
+// than an hour are never touched.
+func sweepFiles(ctx context.Context, svc *Service, log *slog.Logger) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		n, err := svc.Uploads.Sweep(ctx, time.Hour)
+		if err != nil && ctx.Err() == nil {
+			log.Warn("sweep files", "err", err)
+		} else if n > 0 {
+			log.Info("swept files", "removed", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // purgeTokens deletes long-expired tokens once an hour.

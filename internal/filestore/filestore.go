@@ -32,7 +32,19 @@ type Store interface {
 	Presign(ctx context.Context, key, filename, contentType string, ttl time.Duration) (string, error)
 	// Ping checks that the store can be reached.
 	Ping(ctx context.Context) error
+	// Walk calls fn for every stored file, temporary ones included, with
+	// its key and when it was last written.
+	Walk(ctx context.Context, fn func(key string, modTime time.Time) error) error
 }
+
+// IsTemporary reports whether a key names an unfinished write.
+func IsTemporary(key string) bool {
+	base := key[strings.LastIndexByte(key, '/')+1:]
+	return strings.HasPrefix(base, tempPrefix)
+}
+
+// tempPrefix starts the names of files being written.
+const tempPrefix = ".upload-"
 
 // Open returns the store named by spec: a folder path, or
 // s3://BUCKET?endpoint=HOST:PORT&region=R&secure=false with credentials

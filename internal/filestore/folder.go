@@ -47,7 +47,7 @@ func (f *Folder) Put(ctx context.Context, key string, r io.Reader) (int64, error
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return 0, fmt.Errorf("file store: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, ".upload-*")
+	tmp, err := os.CreateTemp(dir, tempPrefix+"*")
 	if err != nil {
 		return 0, fmt.Errorf("file store: %w", err)
 	}
@@ -138,6 +138,30 @@ func (f *Folder) Ping(context.Context) error {
 		return fmt.Errorf("file store: %s is not a folder", f.root)
 	}
 	return nil
+}
+
+// Walk implements Store.
+func (f *Folder) Walk(ctx context.Context, fn func(key string, modTime time.Time) error) error {
+	return filepath.WalkDir(f.root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil // removed meanwhile
+		}
+		rel, err := filepath.Rel(f.root, path)
+		if err != nil {
+			return err
+		}
+		return fn(filepath.ToSlash(rel), info.ModTime())
+	})
 }
 
 // readerWithContext stops a copy when ctx ends.

@@ -126,6 +126,20 @@ func (s *S3) Presign(ctx context.Context, key, filename, contentType string, ttl
 	return u.String(), nil
 }
 
+// Walk implements Store. Objects appear only when complete, so S3 has no
+// temporary files.
+func (s *S3) Walk(ctx context.Context, fn func(key string, modTime time.Time) error) error {
+	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Recursive: true}) {
+		if obj.Err != nil {
+			return fmt.Errorf("file store: list: %w", obj.Err)
+		}
+		if err := fn(obj.Key, obj.LastModified); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Ping implements Store.
 func (s *S3) Ping(ctx context.Context) error {
 	ok, err := s.client.BucketExists(ctx, s.bucket)

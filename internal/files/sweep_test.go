@@ -1,0 +1,119 @@
+package files_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"planwerk/internal/testenv"
+)
+
+// TestSweep: temporary files and files no upload names go once they are
+// old; young files and referenced ones stay.
+func TestSweep(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		srv := testenv.Start(t, b)
+		tn := srv.CreateTenant(t, "sweep")
+		ctx := context.Background()
+		root := srv.Config.Files
+		write := func(rel string, age time.Duration) string {
+			p := filepath.Join(root, filepath.FromSlash(rel))
+			if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			old := time.Now().Add(-age)
+			if err := os.Chtimes(p, old, old); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+		oldTemp := write("t1/.upload-123", 2*time.Hour)
+		youngTemp := write("t1/.upload-456", time.Minute)
+		orphan := write("t1/u99-abc", 2*time.Hour)
+		foreign := write("notes/readme.txt", 2*time.Hour)
+
+		// A real upload, made old, stays: a row names it.
+		svc := srv.Service
+		up := uploadFile(t, srv, tn)
+		var kept string
+		_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.Contains(p, "/u"+up+"-") {
+				kept = p
+			}
+			return nil
+		})
+		if kept == "" {
+			t.Fatal("uploaded file not found in the folder")
+		}
+		old := time.Now().Add(-3 * time.Hour)
+		_ = os.Chtimes(kept, old, old)
+
+		n, err := svc.Uploads.Sweep(ctx, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != 2 {
+			t.Errorf("swept %d files, want 2", n)
+		}
+		for _, p := range []string{oldTemp, orphan} {
+			if _, err := os.Stat(p); !os.IsNotExist(err) {
+				t.Errorf("%s still there", p)
+			}
+		}
+		for _, p := range []string{youngTemp, foreign, kept} {
+			if _, err := os.Stat(p); err != nil {
+				t.Errorf("%s removed: %v", p, err)
+			}
+		}
+	})
+}
+
+// uploadFile uploads a small file to a new project document as the
+// tenant's admin and returns the upload id.
+func uploadFile(t *testing.T, srv *testenv.Server, tn testenv.Tenant) string {
+	t.Helper()
+	do := func(method, path, ct, token string, body io.Reader) map[string]any {
+		req, _ := http.NewRequest(method, srv.URL+path, body)
+		req.Header.Set("companyurl", tn.Slug)
+		req.Header.Set("Content-Type", ct)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || resp.StatusCode >= 300 {
+			t.Fatalf("%s %s: %d %v", method, path, resp.StatusCode, m)
+		}
+		return m
+	}
+	form := url.Values{"grant_type": {"password"}, "username": {tn.AdminEmail}, "password": {tn.Password},
+		"client_id": {"a"}, "client_secret": {"b"}}
+	token := do(http.MethodPost, "/oauth2/token", "application/x-www-form-urlencoded", "", strings.NewReader(form.Encode()))["access_token"].(string)
+	project := do(http.MethodPost, "/v1/projects", "application/json", token, strings.NewReader(`{"name":"P"}`))["id"]
+	doc := do(http.MethodPost, "/v1/documents", "application/json", token,
+		strings.NewReader(fmt.Sprintf(`{"model":"project","record":%v,"category":7}`, project)))["id"]
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	part, _ := mw.CreateFormFile("file", "kept.txt")
+	_, _ = part.Write([]byte("kept"))
+	_ = mw.Close()
+	up := do(http.MethodPost, fmt.Sprintf("/v1/files/upload/document/%v", doc), mw.FormDataContentType(), token, &body)
+	return fmt.Sprint(up["id"])
+}
