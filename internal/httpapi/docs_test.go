@@ -1,0 +1,524 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"planwerk/internal/openapi"
+	"planwerk/internal/testenv"
+)
+
+// docEnv is a running server with a tenant and an admin's access token.
+type docEnv struct {
+	srv   *testenv.Server
+	slug  string
+	email string
+	pass  string
+	token string
+}
+
+func docStart(t *testing.T) *docEnv {
+	t.Helper()
+	srv := testenv.Start(t, testenv.Backend{Name: "sqlite"})
+	tn := srv.CreateTenant(t, "docs")
+	e := &docEnv{srv: srv, slug: tn.Slug, email: tn.AdminEmail, pass: tn.Password}
+	status, _, body := e.do(t, "POST", "/oauth2/token", map[string]string{
+		"companyurl": e.slug, "Content-Type": "application/x-www-form-urlencoded"},
+		strings.NewReader(e.passwordForm().Encode()))
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	if status != 200 || json.Unmarshal(body, &tok) != nil || tok.AccessToken == "" {
+		t.Fatalf("sign in: %d %s", status, body)
+	}
+	e.token = tok.AccessToken
+	return e
+}
+
+func (e *docEnv) passwordForm() url.Values {
+	return url.Values{"grant_type": {"password"}, "username": {e.email}, "password": {e.pass},
+		"client_id": {"docs-test"}, "client_secret": {"secret"}}
+}
+
+func (e *docEnv) do(t *testing.T, method, path string, hdr map[string]string, body io.Reader) (int, http.Header, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, e.srv.URL+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, raw
+}
+
+// docFetch returns the served document, raw and loaded by kin-openapi.
+func docFetch(t *testing.T, e *docEnv) ([]byte, *openapi3.T) {
+	t.Helper()
+	status, hdr, raw := e.do(t, "GET", "/v1/openapi.json", nil, nil)
+	if status != 200 || !strings.HasPrefix(hdr.Get("Content-Type"), "application/json") {
+		t.Fatalf("GET /v1/openapi.json: %d %s", status, hdr.Get("Content-Type"))
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(raw)
+	if err != nil {
+		t.Fatalf("kin-openapi cannot load the served document: %v", err)
+	}
+	return raw, doc
+}
+
+// docMethods are the methods an OpenAPI path item can hold that the
+// service uses, in the order the walk runs them.
+var docMethods = []string{"POST", "GET", "PATCH", "PUT", "DELETE"}
+
+// TestDocsRoutesDocumented: every registered route is in the served
+// document with its method, and the document has no other operations than
+// the routes and the 405 answers of read-only resources.
+func TestDocsRoutesDocumented(t *testing.T) {
+	e := docStart(t)
+	_, doc := docFetch(t, e)
+	routes := e.srv.Service.Handler.Routes()
+	if len(routes) < 100 {
+		t.Fatalf("only %d routes", len(routes))
+	}
+	routed := map[string]bool{}
+	for _, rt := range routes {
+		p := openapi.OpenAPIPath(rt.Path)
+		routed[rt.Method+" "+p] = true
+		item := doc.Paths.Value(p)
+		if item == nil || item.GetOperation(rt.Method) == nil {
+			t.Errorf("route %s %s is not in the document", rt.Method, rt.Path)
+		}
+	}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			if routed[method+" "+path] {
+				continue
+			}
+			if op.Responses.Len() != 1 || op.Responses.Status(405) == nil {
+				t.Errorf("%s %s is documented but not routed", method, path)
+			}
+		}
+	}
+	for _, want := range []string{"GET /v1/openapi.json", "GET /docs", "POST /oauth2/token", "GET /v1/project-days",
+		"GET /v1/project-days/{id}"} {
+		if !routed[want] {
+			t.Errorf("%s is not routed", want)
+		}
+	}
+}
+
+// TestDocsPathsAnswer calls every documented operation on a real server
+// and checks that the service has it (no 404 from the mux; a 404 must be a
+// handler's "no such record"), that it answers a status the document
+// lists, and that the body matches the documented schema.
+func TestDocsPathsAnswer(t *testing.T) {
+	e := docStart(t)
+	_, doc := docFetch(t, e)
+
+	paths := doc.Paths.InMatchingOrder()
+	sort.Strings(paths)
+	created := map[string]string{} // collection path → id of a record made by POST
+	statuses := map[int]int{}
+	for _, path := range paths {
+		item := doc.Paths.Value(path)
+		for _, method := range docMethods {
+			op := item.GetOperation(method)
+			if op == nil {
+				continue
+			}
+			statuses[docCall(t, e, created, path, method, op)]++
+		}
+	}
+	t.Logf("answers by status: %v", statuses)
+	if len(created) < 30 {
+		t.Errorf("only %d resources accepted an empty record: %v", len(created), created)
+	}
+}
+
+// docNoEndpoint is the mux's answer for a path it does not know.
+var docNoEndpoint = regexp.MustCompile(`^no endpoint at `)
+
+func docCall(t *testing.T, e *docEnv, created map[string]string, path, method string, op *openapi3.Operation) int {
+	t.Helper()
+	what := method + " " + path
+	// The URL: path parameters, then the required query parameters.
+	u := path
+	collection, _, _ := strings.Cut(path, "/{id}")
+	for _, p := range op.Parameters {
+		param := p.Value
+		if param.In != "path" {
+			continue
+		}
+		v := "999999"
+		switch {
+		case param.Name == "id" && created[collection] != "":
+			v = created[collection]
+		case param.Name == "model":
+			v = "document"
+		case param.Name == "file":
+			v = "LICENSE.txt"
+		}
+		u = strings.ReplaceAll(u, "{"+param.Name+"}", v)
+	}
+	q := url.Values{}
+	tenant, secured := false, false
+	for _, p := range op.Parameters {
+		param := p.Value
+		if param.In == "header" && param.Name == "companyurl" {
+			tenant = true
+		}
+		if param.In != "query" || !param.Required {
+			continue
+		}
+		s := param.Schema.Value
+		switch {
+		case len(s.Enum) > 0:
+			q.Set(param.Name, fmt.Sprint(s.Enum[0]))
+		case s.Format == "date":
+			q.Set(param.Name, map[string]string{"to": "2026-01-31"}[param.Name])
+			if q.Get(param.Name) == "" {
+				q.Set(param.Name, "2026-01-01")
+			}
+		case s.Type.Is("integer"):
+			q.Set(param.Name, "1")
+		default:
+			q.Set(param.Name, "x")
+		}
+	}
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	if op.Security != nil && len(*op.Security) > 0 {
+		secured = true
+	}
+
+	hdr := map[string]string{}
+	if tenant {
+		hdr["companyurl"] = e.slug
+	}
+	if secured {
+		hdr["Authorization"] = "Bearer " + e.token
+	}
+	var body io.Reader
+	if op.RequestBody != nil {
+		content := op.RequestBody.Value.Content
+		switch {
+		case content.Get("application/json") != nil:
+			hdr["Content-Type"] = "application/json"
+			body = strings.NewReader("{}")
+		case content.Get("application/x-www-form-urlencoded") != nil:
+			hdr["Content-Type"] = "application/x-www-form-urlencoded"
+			body = strings.NewReader(e.passwordForm().Encode())
+		case content.Get("multipart/form-data") != nil:
+			var buf bytes.Buffer
+			mw := multipart.NewWriter(&buf)
+			fw, err := mw.CreateFormFile("file", "a.txt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = fw.Write([]byte("hello"))
+			_ = mw.Close()
+			hdr["Content-Type"] = mw.FormDataContentType()
+			body = &buf
+		default:
+			t.Errorf("%s: no body for %v", what, content)
+		}
+	}
+
+	status, rh, raw := e.do(t, method, u, hdr, body)
+	ct, _, _ := mime.ParseMediaType(rh.Get("Content-Type"))
+	var value any
+	if ct == "application/json" {
+		if err := json.Unmarshal(raw, &value); err != nil {
+			t.Errorf("%s → %d: the body is not JSON: %.200s", what, status, raw)
+			return status
+		}
+	}
+
+	// The route exists: no 404 from the mux, and 405 exactly where the
+	// document says the method is not supported.
+	if status == 404 {
+		m, _ := value.(map[string]any)
+		msg, _ := m["message"].(string)
+		if m["code"] != "not_found" || docNoEndpoint.MatchString(msg) {
+			t.Errorf("%s (%s) → 404 from the mux: %s", what, u, raw)
+			return status
+		}
+	}
+	only405 := op.Responses.Len() == 1 && op.Responses.Status(405) != nil
+	if only405 != (status == 405) {
+		t.Errorf("%s → %d; documented: %v", what, status, op.Responses.Map())
+		return status
+	}
+
+	// The status is documented, and the body matches it.
+	ref := op.Responses.Status(status)
+	if ref == nil || ref.Value == nil {
+		t.Errorf("%s (%s) → %d, which the document does not list: %.300s", what, u, status, raw)
+		return status
+	}
+	if len(ref.Value.Content) == 0 {
+		return status
+	}
+	var mt *openapi3.MediaType
+	for name, m := range ref.Value.Content {
+		if name == ct {
+			mt = m
+		}
+	}
+	if mt == nil {
+		t.Errorf("%s → %d %s; documented content types: %v", what, status, ct, slices.Collect(mapKeys(ref.Value.Content)))
+		return status
+	}
+	if ct == "application/json" && mt.Schema != nil && mt.Schema.Value != nil {
+		if err := mt.Schema.Value.VisitJSON(value, openapi3.EnableJSONSchema2020(), openapi3.EnableFormatValidation(),
+			openapi3.DisableReadOnlyValidation()); err != nil {
+			t.Errorf("%s → %d: the body does not match the documented schema: %v\n%.500s", what, status, err, raw)
+		}
+	}
+	if method == "POST" && status == 201 && !strings.Contains(path, "{") {
+		if m, ok := value.(map[string]any); ok {
+			if id, ok := m["id"].(float64); ok {
+				created[path] = fmt.Sprint(int64(id))
+			}
+		}
+	}
+	return status
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// TestDocsPage checks the reference page and its assets without a browser.
+func TestDocsPage(t *testing.T) {
+	e := docStart(t)
+	status, hdr, page := e.do(t, "GET", "/docs", nil, nil)
+	if status != 200 || !strings.HasPrefix(hdr.Get("Content-Type"), "text/html") {
+		t.Fatalf("GET /docs: %d %s", status, hdr.Get("Content-Type"))
+	}
+	if csp := hdr.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "connect-src 'self'") {
+		t.Errorf("Content-Security-Policy = %q", csp)
+	}
+	if m := regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+\.[a-z]{2,}`).Find(page); m != nil {
+		t.Errorf("the page names another host: %s", m)
+	}
+	for _, want := range []string{`src="docs/assets/redoc.standalone.js"`, `spec-url="v1/openapi.json"`} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	for name, want := range map[string]string{
+		"redoc.standalone.js":             "text/javascript",
+		"redoc.standalone.js.LICENSE.txt": "text/plain",
+		"LICENSE.txt":                     "text/plain",
+	} {
+		status, hdr, body := e.do(t, "GET", "/docs/assets/"+name, nil, nil)
+		if status != 200 || !strings.HasPrefix(hdr.Get("Content-Type"), want) || len(body) == 0 {
+			t.Errorf("%s: %d %s, %d bytes", name, status, hdr.Get("Content-Type"), len(body))
+		}
+		// Conditional and compressed answers.
+		status, _, _ = e.do(t, "GET", "/docs/assets/"+name, map[string]string{"If-None-Match": hdr.Get("ETag")}, nil)
+		if status != http.StatusNotModified {
+			t.Errorf("%s with If-None-Match: %d", name, status)
+		}
+	}
+	_, _, js := e.do(t, "GET", "/docs/assets/redoc.standalone.js", nil, nil)
+	if !bytes.Contains(js[:4096], []byte("ReDoc")) && !bytes.Contains(js, []byte(`"2.5.4"`)) {
+		t.Error("redoc.standalone.js is not Redoc 2.5.4")
+	}
+	_, _, lic := e.do(t, "GET", "/docs/assets/LICENSE.txt", nil, nil)
+	if !bytes.Contains(lic, []byte("MIT License")) {
+		t.Errorf("LICENSE.txt = %.100s", lic)
+	}
+	status, hdr, gz := e.do(t, "GET", "/docs/assets/redoc.standalone.js", map[string]string{"Accept-Encoding": "gzip"}, nil)
+	if status != 200 || hdr.Get("Content-Encoding") != "gzip" || len(gz) >= len(js)/2 {
+		t.Errorf("gzip: %d %q, %d of %d bytes", status, hdr.Get("Content-Encoding"), len(gz), len(js))
+	}
+	for _, name := range []string{"nope.js", "..%2Fdocs.go", "%2E%2E"} {
+		status, _, body := e.do(t, "GET", "/docs/assets/"+name, nil, nil)
+		var m map[string]any
+		if status != 404 || json.Unmarshal(body, &m) != nil || m["code"] != "not_found" {
+			t.Errorf("asset %s: %d %s", name, status, body)
+		}
+	}
+}
+
+// docKnownBlocked is the one request for another host that Redoc makes:
+// the logo of its sidebar credit, which the page's CSP blocks (Redoc then
+// hides the image).
+var docKnownBlocked = regexp.MustCompile(`^Loading the image 'https://cdn\.redoc\.ly/redoc/logo-mini\.svg' violates the following Content Security Policy`)
+
+// docChromium is Debian's chromium.
+const docChromium = "/usr/bin/chromium"
+
+// TestDocsBrowser loads /docs from the running server in headless
+// chromium and checks that Redoc shows the token endpoint and the
+// /v1/project-days operations, with every request staying on the server.
+func TestDocsBrowser(t *testing.T) {
+	if _, err := os.Stat(docChromium); err != nil {
+		msg := docChromium + " is missing: browser test skipped (apt-get install chromium)"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	e := docStart(t)
+	if !strings.HasPrefix(e.srv.URL, "http://127.0.0.1:") {
+		t.Fatalf("server at %s, want 127.0.0.1", e.srv.URL)
+	}
+
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(docChromium),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		// Nothing but the test server resolves: the page must work offline.
+		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
+	defer cancel()
+
+	var mu sync.Mutex
+	var requests, problems []string
+	offServer := map[network.RequestID]string{} // requests for other hosts, until the CSP blocks them
+	// The first Run starts the browser; no timeout on it (a timeout there
+	// would stop the browser), the actions below have their own.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start %s: %v", docChromium, err)
+	}
+	if err := chromedp.Listen(ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch ev := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			requests = append(requests, ev.Request.URL)
+			if u := ev.Request.URL; !strings.HasPrefix(u, e.srv.URL+"/") && !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "blob:") {
+				offServer[ev.RequestID] = u
+			}
+		case *network.EventLoadingFailed:
+			if ev.BlockedReason == network.BlockedReasonCsp {
+				delete(offServer, ev.RequestID)
+			}
+		case *runtime.EventExceptionThrown:
+			d := ev.ExceptionDetails
+			desc := ""
+			if d.Exception != nil {
+				desc = d.Exception.Description
+			}
+			problems = append(problems, fmt.Sprintf("exception: %s %s (%s:%d)", d.Text, desc, d.URL, d.LineNumber))
+		case *log.EventEntryAdded:
+			if ev.Entry.Level == log.EntryLevelError && !docKnownBlocked.MatchString(ev.Entry.Text) {
+				problems = append(problems, "console: "+ev.Entry.Text+" "+ev.Entry.URL)
+			}
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.ConsoleAPICalledTypeError {
+				var parts []string
+				for _, a := range ev.Args {
+					parts = append(parts, string(a.Value)+a.Description)
+				}
+				problems = append(problems, "console.error: "+strings.Join(parts, " "))
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	runCtx, stop := context.WithTimeout(ctx, 90*time.Second)
+	defer stop()
+	if err := chromedp.Do(runCtx, chromedp.Navigate(e.srv.URL+"/docs")); err != nil {
+		t.Fatalf("navigate: %v", err)
+	}
+	// Redoc has rendered when the operations' paths are on the page.
+	rendered := `document.body && document.body.innerText.includes("/oauth2/token") && document.body.innerText.includes("/v1/project-days/{id}")`
+	if _, err := chromedp.Run(runCtx, chromedp.Poll[bool](rendered, chromedp.WithPollingTimeout(60*time.Second))); err != nil {
+		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText.slice(0, 2000) : ""`))
+		t.Fatalf("Redoc did not render the operations: %v\npage text: %s\nproblems: %q", err, text, problems)
+	}
+	text, err := chromedp.Run(runCtx, chromedp.Evaluate[string](`document.body.innerText`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"Planwerk API",
+		"/oauth2/token", "Get or refresh a token",
+		"/v1/project-days", "/v1/project-days/{id}", "List ProjectDay records", "Read a ProjectDay",
+		"OAuth2Password", "BearerAuth",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the page does not show %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("page text: %.3000s", text)
+	}
+	if path := os.Getenv("PLANWERK_DOCS_SCREENSHOT"); path != "" {
+		png, err := chromedp.Run(runCtx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	for _, u := range offServer {
+		t.Errorf("the page requested %s, which is not on the server, and the CSP did not block it", u)
+	}
+	for _, want := range []string{"/docs", "/docs/assets/redoc.standalone.js", "/v1/openapi.json"} {
+		if !slices.Contains(requests, e.srv.URL+want) {
+			t.Errorf("the page did not request %s; requests: %q", want, requests)
+		}
+	}
+	for _, p := range problems {
+		t.Errorf("browser: %s", p)
+	}
+}

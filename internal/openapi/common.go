@@ -1,0 +1,267 @@
+package openapi
+
+import (
+	"strconv"
+
+	"planwerk/internal/query"
+)
+
+// overview is the document's description: what every operation shares.
+var overview = `Planwerk manages people, projects, time, absences, expenses, invoicing, planning and skills
+for many tenants. This reference is generated from the service's resource registry and route table.
+
+## Tenants
+Every request to ` + "`/v1`" + ` and to the token endpoint names its tenant in a header: ` + "`companyurl`" + `,
+` + "`origin`" + `, ` + "`referrer`" + ` or ` + "`referer`" + ` (looked at in that order). A value names tenant SLUG when it is
+` + "`SLUG`" + `, ` + "`SLUG.BASE-DOMAIN`" + ` or a URL whose host is ` + "`SLUG.BASE-DOMAIN`" + `. Without one: 400
+` + "`tenant_required`" + ` or ` + "`unknown_tenant`" + `; on a tenant host naming another tenant: 400 ` + "`tenant_mismatch`" + `.
+Records of one tenant are invisible to every other tenant (404).
+
+## Sign-in and tokens
+OAuth 2.0 password grant: ` + "`POST /oauth2/token`" + ` (form-encoded) returns an access token and a refresh
+token; refresh tokens rotate. Data requests send ` + "`Authorization: Bearer ACCESS_TOKEN`" + `. A missing,
+unknown, expired or revoked token → 401 with ` + "`WWW-Authenticate: Bearer`" + `. Security schemes:
+` + "`" + SchemeOAuth2 + "`" + ` and ` + "`" + SchemeBearer + "`" + `.
+
+## Records
+Resources live at ` + "`/v1/NAME`" + `: ` + "`GET`" + ` lists (a JSON array), ` + "`GET /{id}`" + ` reads, ` + "`POST`" + ` creates (201),
+` + "`PATCH /{id}`" + ` (or ` + "`PUT`" + `, the same) changes, ` + "`DELETE /{id}`" + ` deletes and returns the deleted record.
+Every record has ` + "`id`" + ` (integer), ` + "`createdAt`" + ` and ` + "`updatedAt`" + ` (UTC, ` + "`YYYY-MM-DDTHH:mm:ss.sssZ`" + `), owned by
+the service. Declared attributes are typed and validated (400 naming the field); any other attribute
+is stored and returned as sent, and can be filtered and sorted. Read-only resources answer writes
+with 405; deprecated ones answer with a ` + "`Deprecation`" + ` header.
+
+## List endpoints
+- Per-attribute parameters match exactly; several values (` + "`id=1&id=2`" + ` or ` + "`id[]=1&id[]=2`" + `) match any.
+- ` + "`where`" + ` is JSON (URL-encoded) Waterline-style criteria; when given, the per-attribute parameters are
+  ignored. Modifiers: ` + "`<`, `<=`, `>`, `>=`, `!=`, `in`, `nin`, `startsWith`, `endsWith`, `contains`" + `, and the groups
+  ` + "`or`" + ` and ` + "`and`" + `. An array value means ` + "`in`" + `; ` + "`{\"a\": null}`" + ` matches null or missing. ` + "`!=`" + ` and ` + "`nin`" + ` also
+  match null or missing. Text modifiers are case-sensitive and take ` + "`%`" + ` and ` + "`_`" + ` literally.
+- ` + "`createdAt`" + ` and ` + "`updatedAt`" + ` take ` + "`YYYY-MM-DD`" + ` (a whole UTC day when matched exactly, its first
+  instant in ranges) or ` + "`YYYY-MM-DDTHH:mm:ss.sssZ`" + `.
+- ` + "`limit`" + ` defaults to ` + strconv.Itoa(query.DefaultLimit) + ` and is capped at ` + strconv.Itoa(query.MaxLimit) + `; ` + "`skip`" + ` skips records; ` + "`sort`" + ` is
+  ` + "`attr ASC|DESC`" + ` (comma-separated, or a JSON array of such strings or ` + "`{\"attr\": \"ASC\"}`" + ` objects), ` + "`id`" + `
+  breaking ties; ` + "`populate`" + ` expands reference attributes into the records they name.
+
+## Errors
+Errors are JSON ` + "`{\"code\": \"snake_case\", \"message\": \"...\"}`" + `; validation errors add
+` + "`problems: [{field, message}]`" + `. 429 answers carry ` + "`Retry-After`" + ` (seconds). The token endpoint answers
+RFC 6749 errors ` + "`{error, error_description}`" + ` and adds ` + "`code`" + ` and ` + "`message`" + `.
+`
+
+// Tags of the non-resource operations.
+const (
+	tagAuth       = "Authentication"
+	tagAccount    = "Account"
+	tagApproval   = "Approval"
+	tagAnalytics  = "Analytics"
+	tagFiles      = "Files"
+	tagOperations = "Operations"
+	tagDocs       = "Documentation"
+)
+
+var tagDescriptions = map[string]string{
+	tagAuth:       "OAuth 2.0 password and refresh-token grants (RFC 6749).",
+	tagAccount:    "The tenant's account settings.",
+	tagApproval:   "Approving and unapproving project days.",
+	tagAnalytics:  "Time totals.",
+	tagFiles:      "Files attached to Documents and Expenses: upload, list, signed download links, delete.",
+	tagOperations: "Health, readiness and metrics; no tenant, no token.",
+	tagDocs:       "This document and the API reference page.",
+}
+
+// tagGroups order the sidebar; a nil Tags is the resources' group.
+var tagGroups = []TagGroup{
+	{Name: "Authentication", Tags: []string{tagAuth}},
+	{Name: "Time and approval", Tags: []string{tagAccount, tagApproval, tagAnalytics}},
+	{Name: "Files", Tags: []string{tagFiles}},
+	{Name: "Resources"},
+	{Name: "Operations", Tags: []string{tagOperations, tagDocs}},
+}
+
+// tenantHeaders are the components.parameters naming the tenant.
+var tenantHeaders = []string{"companyurl", "origin", "referrer", "referer"}
+
+// errorResponses names the components.responses of each error status.
+var errorResponses = map[int]string{
+	400: "BadRequest",
+	401: "Unauthorized",
+	403: "Forbidden",
+	404: "NotFound",
+	405: "MethodNotAllowed",
+	409: "Conflict",
+	413: "PayloadTooLarge",
+	414: "URITooLong",
+	415: "UnsupportedMediaType",
+	429: "TooManyRequests",
+	500: "InternalError",
+	503: "ServiceUnavailable",
+}
+
+func ref(kind, name string) Schema { return Schema{"$ref": "#/components/" + kind + "/" + name} }
+
+func schemaRef(name string) Schema { return ref("schemas", name) }
+
+func idSchema() Schema {
+	return Schema{"type": "integer", "format": "int64", "minimum": 1}
+}
+
+const (
+	exampleDay       = "2026-01-05"
+	exampleTimestamp = "2026-01-05T09:30:00.000Z"
+	datePattern      = `^\d{4}-\d{2}-\d{2}$`
+	timestampPattern = `^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`
+)
+
+func securitySchemes() map[string]SecurityScheme {
+	return map[string]SecurityScheme{
+		SchemeOAuth2: {
+			Type: "oauth2",
+			Description: "OAuth 2.0 password grant at `" + TokenURL + "` (form-encoded; `client_id` and `client_secret` " +
+				"are required but not validated, as form fields or HTTP Basic). The tenant header is required there too.",
+			Flows: &OAuthFlows{Password: &OAuthFlow{TokenURL: TokenURL, RefreshURL: TokenURL, Scopes: map[string]string{}}},
+		},
+		SchemeBearer: {
+			Type:         "http",
+			Scheme:       "bearer",
+			BearerFormat: "opaque",
+			Description:  "`Authorization: Bearer ACCESS_TOKEN`, with an access token of the request's tenant.",
+		},
+	}
+}
+
+// common adds the components every operation shares.
+func (b *builder) common() {
+	c := &b.doc.Components
+	order := map[string]string{
+		"companyurl": "Looked at first.",
+		"origin":     "Looked at when companyurl names no tenant.",
+		"referrer":   "Looked at after companyurl and origin (as is referer).",
+		"referer":    "The standard spelling of referrer, accepted too.",
+	}
+	for _, h := range tenantHeaders {
+		c.Parameters[h] = Parameter{
+			Name: h, In: "header",
+			Description: "Names the tenant: `SLUG`, `SLUG.BASE-DOMAIN` or a URL whose host is `SLUG.BASE-DOMAIN`. " +
+				order[h] + " One of companyurl, origin, referrer and referer must name the tenant.",
+			Schema:  Schema{"type": "string"},
+			Example: "acme",
+		}
+	}
+
+	for name, p := range listParams() {
+		c.Parameters[name] = p
+	}
+
+	c.Headers["Retry-After"] = Header{Description: "Seconds to wait before retrying.", Required: true,
+		Schema: Schema{"type": "integer", "minimum": 1}}
+	c.Headers["WWW-Authenticate"] = Header{Description: "`Bearer realm=\"planwerk\"`.", Required: true,
+		Schema: Schema{"type": "string"}}
+	c.Headers["Allow"] = Header{Description: "The methods the path allows.", Schema: Schema{"type": "string"}}
+	c.Headers["Deprecation"] = Header{Description: "RFC 9745: the resource is deprecated, since the given date (`@UNIX-SECONDS`).",
+		Required: true, Schema: Schema{"type": "string"}}
+	c.Headers["Location"] = Header{Description: "The path of the created record.", Required: true, Schema: Schema{"type": "string"}}
+
+	c.Schemas["Error"] = Schema{
+		"type":        "object",
+		"description": "The body of every error answer outside the token endpoint.",
+		"required":    []string{"code", "message"},
+		"properties": map[string]Schema{
+			"code":    {"type": "string", "description": "snake_case error code", "examples": []string{"not_found"}},
+			"message": {"type": "string", "description": "human-readable text"},
+			"problems": {"type": "array", "description": "the invalid fields of a request",
+				"items": schemaRef("Problem")},
+		},
+		"example": map[string]any{"code": "invalid", "message": "day must be a date YYYY-MM-DD",
+			"problems": []any{map[string]any{"field": "day", "message": "day must be a date YYYY-MM-DD"}}},
+	}
+	c.Schemas["Problem"] = Schema{
+		"type":     "object",
+		"required": []string{"field", "message"},
+		"properties": map[string]Schema{
+			"field":   {"type": "string", "description": "the field or query parameter at fault"},
+			"message": {"type": "string"},
+		},
+	}
+	errorResponse := func(desc string, headers ...string) *Response {
+		r := &Response{Description: desc, Content: map[string]MediaType{"application/json": {Schema: schemaRef("Error")}}}
+		for _, h := range headers {
+			if r.Headers == nil {
+				r.Headers = map[string]Header{}
+			}
+			r.Headers[h] = Header{Ref: "#/components/headers/" + h}
+		}
+		return r
+	}
+	c.Responses["BadRequest"] = errorResponse("Malformed request: a missing or unknown tenant (`tenant_required`, " +
+		"`unknown_tenant`, `tenant_mismatch`), invalid JSON, an invalid field (`problems` names it) or an invalid list query.")
+	c.Responses["Unauthorized"] = errorResponse("The bearer token is missing, unknown, expired, revoked or of another tenant.", "WWW-Authenticate")
+	c.Responses["Forbidden"] = errorResponse("The caller may not do this (for example a member writing another user's records, " +
+		"or a change on an approved project day: `day_approved`).")
+	c.Responses["NotFound"] = errorResponse("No such record in the tenant, or the caller may not see it.")
+	c.Responses["MethodNotAllowed"] = errorResponse("The path does not allow the method.", "Allow")
+	c.Responses["Conflict"] = errorResponse("The record conflicts with an existing one.")
+	c.Responses["PayloadTooLarge"] = errorResponse("The request body is too large (`body_too_large`).")
+	c.Responses["URITooLong"] = errorResponse("The query string is too long (`query_too_long`).")
+	c.Responses["UnsupportedMediaType"] = errorResponse("The body is not JSON (`unsupported_media_type`).")
+	c.Responses["TooManyRequests"] = errorResponse("Rate limit hit; retry after the given seconds.", "Retry-After")
+	c.Responses["InternalError"] = errorResponse("Server error (`internal_error`); the details are only logged.")
+	c.Responses["ServiceUnavailable"] = errorResponse("A dependency does not answer (`not_ready`).")
+
+	for name, s := range operationSchemas() {
+		c.Schemas[name] = s
+	}
+
+	// The list query language.
+	c.Schemas["Scalar"] = Schema{"description": "A criteria value.", "type": []string{"string", "number", "boolean", "null"}}
+	modifiers := func(contains bool) Schema {
+		props := map[string]Schema{
+			"<":          {"$ref": "#/components/schemas/Scalar", "description": "less than"},
+			"<=":         {"$ref": "#/components/schemas/Scalar", "description": "less than or equal"},
+			">":          {"$ref": "#/components/schemas/Scalar", "description": "greater than"},
+			">=":         {"$ref": "#/components/schemas/Scalar", "description": "greater than or equal"},
+			"!=":         {"$ref": "#/components/schemas/Scalar", "description": "not equal; also matches null or missing"},
+			"in":         {"type": "array", "items": schemaRef("Scalar"), "description": "any of; `[]` matches nothing"},
+			"nin":        {"type": "array", "items": schemaRef("Scalar"), "description": "none of; also matches null or missing; `[]` matches everything"},
+			"startsWith": {"type": "string", "description": "case-sensitive prefix"},
+			"endsWith":   {"type": "string", "description": "case-sensitive suffix"},
+		}
+		if contains {
+			props["contains"] = Schema{"type": "string", "description": "case-sensitive substring"}
+		}
+		return Schema{
+			"type":                 "object",
+			"description":          "Modifiers of one attribute; all of them apply.",
+			"minProperties":        1,
+			"additionalProperties": false,
+			"properties":           props,
+		}
+	}
+	c.Schemas["Modifiers"] = modifiers(true)
+	c.Schemas["ModifiersNoContains"] = modifiers(false)
+	c.Schemas["Criterion"] = criterion("Modifiers")
+	c.Schemas["CriterionNoContains"] = criterion("ModifiersNoContains")
+	c.Schemas["Where"] = Schema{
+		"type": "object",
+		"description": "Waterline-style criteria, JSON-encoded in the `where` query parameter: attribute names map to a " +
+			"value (equality), an array (`in`) or modifiers; `or` and `and` take arrays of criteria. Nesting is limited to " +
+			strconv.Itoa(query.MaxDepth) + " levels.",
+		"properties": map[string]Schema{
+			"or":  {"type": "array", "items": schemaRef("Where"), "description": "any of; `[]` matches nothing"},
+			"and": {"type": "array", "items": schemaRef("Where"), "description": "all of; `[]` matches everything"},
+		},
+		"additionalProperties": schemaRef("Criterion"),
+		"examples":             []any{map[string]any{"day": map[string]any{">=": "2026-01-01", "<": "2026-02-01"}}},
+	}
+}
+
+func criterion(modifiers string) Schema {
+	return Schema{
+		"description": "A value (equality; null matches null or missing), an array of values (in) or modifiers.",
+		"anyOf": []Schema{
+			schemaRef("Scalar"),
+			{"type": "array", "items": schemaRef("Scalar")},
+			schemaRef(modifiers),
+		},
+	}
+}

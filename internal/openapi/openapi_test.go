@@ -1,0 +1,399 @@
+package openapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"planwerk/internal/httpapi"
+	"planwerk/internal/openapi"
+	"planwerk/internal/query"
+	"planwerk/internal/resource"
+	"planwerk/internal/testenv"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/openapi.json from the current registry and route table")
+
+const golden = "testdata/openapi.json"
+
+// routeTable starts the real service and returns its registry, its route
+// table as the document builder sees it, and the server.
+func routeTable(t *testing.T) (*resource.Registry, []openapi.Route, *testenv.Server) {
+	t.Helper()
+	srv := testenv.Start(t, testenv.Backend{Name: "sqlite"})
+	var routes []openapi.Route
+	for _, rt := range srv.Service.Handler.Routes() {
+		a := openapi.Public
+		switch rt.Auth {
+		case httpapi.Tenant:
+			a = openapi.Tenant
+		case httpapi.Bearer:
+			a = openapi.Bearer
+		}
+		routes = append(routes, openapi.Route{Method: rt.Method, Path: rt.Path, Auth: a})
+	}
+	return resource.New(), routes, srv
+}
+
+func build(t *testing.T) ([]byte, *openapi.Document, *testenv.Server) {
+	t.Helper()
+	reg, routes, srv := routeTable(t)
+	doc := openapi.Build(reg, routes)
+	out, err := doc.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, doc, srv
+}
+
+// TestOpenAPIGolden compares the document with testdata/openapi.json (run
+// with -update to accept a change) and with what the server serves.
+func TestOpenAPIGolden(t *testing.T) {
+	out, _, srv := build(t)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/openapi -run OpenAPIGolden -update)", err)
+	}
+	if !bytes.Equal(out, want) {
+		t.Errorf("the document differs from %s; if the change is intended, run go test ./internal/openapi -run OpenAPIGolden -update\n%s",
+			golden, firstDifference(want, out))
+	}
+	resp, err := http.Get(srv.URL + "/v1/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		t.Fatalf("GET /v1/openapi.json: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	if !bytes.Equal(served, out) {
+		t.Errorf("the served document differs from the generated one\n%s", firstDifference(out, served))
+	}
+}
+
+func firstDifference(want, got []byte) string {
+	wl, gl := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
+	for i := 0; i < len(wl) || i < len(gl); i++ {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			return "line " + strconv.Itoa(i+1) + ":\n  want " + w + "\n  got  " + g
+		}
+	}
+	return ""
+}
+
+// TestOpenAPIDescriptionsMatchRoutes fails when a route has no
+// description, a description has no route, or a resource operation of the
+// registry is not routed.
+func TestOpenAPIDescriptionsMatchRoutes(t *testing.T) {
+	reg, routes, _ := routeTable(t)
+	for _, p := range openapi.Check(reg, routes) {
+		t.Error(p)
+	}
+}
+
+// TestOpenAPICheckFindsDrift proves Check notices each kind of drift.
+func TestOpenAPICheckFindsDrift(t *testing.T) {
+	reg, routes, _ := routeTable(t)
+	extra := append(slices.Clone(routes), openapi.Route{Method: "GET", Path: "/v1/reports/{id}", Auth: openapi.Bearer})
+	wantProblem(t, openapi.Check(reg, extra), "route GET /v1/reports/{id} has no description")
+	// An undescribed route is still documented, with its path parameter.
+	doc := openapi.Build(reg, extra)
+	item := doc.Paths["/v1/reports/{id}"]
+	if item == nil || item.Get == nil || len(item.Get.Parameters) == 0 || item.Get.Parameters[0].Name != "id" {
+		t.Errorf("undescribed route not documented: %+v", item)
+	}
+
+	var without []openapi.Route
+	for _, rt := range routes {
+		if rt.Method+" "+rt.Path != "GET /healthz" && rt.Method+" "+rt.Path != "DELETE /v1/clients/{id}" {
+			without = append(without, rt)
+		}
+	}
+	problems := openapi.Check(reg, without)
+	wantProblem(t, problems, "description GET /healthz has no route")
+	wantProblem(t, problems, "resource operation DELETE /v1/clients/{id} (clients) has no route")
+	if len(problems) != 2 {
+		t.Errorf("problems = %q, want 2", problems)
+	}
+}
+
+func wantProblem(t *testing.T, problems []string, want string) {
+	t.Helper()
+	if !slices.ContainsFunc(problems, func(p string) bool { return strings.HasPrefix(p, want) }) {
+		t.Errorf("Check = %q, want it to report %q", problems, want)
+	}
+}
+
+// TestOpenAPIKinValidation validates the OpenAPI 3.1 document itself (not
+// a 3.0 rendering of it) with kin-openapi, which checks 3.1 documents with
+// its JSON Schema 2020-12 support.
+func TestOpenAPIKinValidation(t *testing.T) {
+	out, _, _ := build(t)
+	doc := kinLoad(t, out)
+	if !doc.IsOpenAPI31OrLater() || doc.OpenAPI != "3.1.0" {
+		t.Fatalf("openapi = %q", doc.OpenAPI)
+	}
+	if err := doc.Validate(context.Background(),
+		openapi3.EnableSchemaFormatValidation(),
+		openapi3.EnableSchemaPatternValidation(),
+		openapi3.EnableSchemaDefaultsValidation(),
+		openapi3.EnableExamplesValidation(),
+		openapi3.EnableMultiError(),
+	); err != nil {
+		t.Fatalf("kin-openapi: the document is not valid:\n%v", err)
+	}
+}
+
+func kinLoad(t *testing.T, data []byte) *openapi3.T {
+	t.Helper()
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(data)
+	if err != nil {
+		t.Fatalf("kin-openapi cannot load the document: %v", err)
+	}
+	return doc
+}
+
+// TestOpenAPIContents checks what the document says about resources,
+// security, tenants, errors and the token endpoint.
+func TestOpenAPIContents(t *testing.T) {
+	out, doc, _ := build(t)
+	var raw map[string]any
+	if err := json.Unmarshal(out, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if doc.OpenAPI != "3.1.0" {
+		t.Errorf("openapi = %q", doc.OpenAPI)
+	}
+
+	// Security schemes, as SPEC.md names them.
+	ss := doc.Components.SecuritySchemes
+	if o := ss["OAuth2Password"]; o.Type != "oauth2" || o.Flows == nil || o.Flows.Password == nil ||
+		o.Flows.Password.TokenURL != "/oauth2/token" || o.Flows.Password.Scopes == nil {
+		t.Errorf("OAuth2Password = %+v", o)
+	}
+	if b := ss["BearerAuth"]; b.Type != "http" || b.Scheme != "bearer" {
+		t.Errorf("BearerAuth = %+v", b)
+	}
+	if !strings.Contains(string(out), `"scopes": {}`) {
+		t.Error("OAuth2Password scopes are not {}")
+	}
+
+	// Error responses and the Error schema.
+	for status, name := range map[string]string{"400": "BadRequest", "401": "Unauthorized", "403": "Forbidden",
+		"404": "NotFound", "405": "MethodNotAllowed", "409": "Conflict", "413": "PayloadTooLarge",
+		"429": "TooManyRequests", "500": "InternalError"} {
+		r := doc.Components.Responses[name]
+		if r == nil || r.Content["application/json"].Schema["$ref"] != "#/components/schemas/Error" {
+			t.Errorf("%s (%s) = %+v", name, status, r)
+		}
+	}
+	if h := doc.Components.Responses["TooManyRequests"].Headers["Retry-After"]; h.Ref == "" {
+		t.Error("429 has no Retry-After header")
+	}
+	for _, h := range []string{"companyurl", "origin", "referrer", "referer"} {
+		if p := doc.Components.Parameters[h]; p.In != "header" || p.Name != h {
+			t.Errorf("tenant header %s = %+v", h, p)
+		}
+	}
+
+	// Every resource: list, get, and unless read-only the writes.
+	reg := resource.New()
+	for _, r := range reg.All() {
+		base, one := doc.Paths[r.Path()], doc.Paths[r.Path()+"/{id}"]
+		if base == nil || one == nil || base.Get == nil || one.Get == nil {
+			t.Errorf("%s: list or get missing", r.Name)
+			continue
+		}
+		names := map[string]bool{}
+		for _, p := range base.Get.Parameters {
+			if p.Ref != "" {
+				p = doc.Components.Parameters[strings.TrimPrefix(p.Ref, "#/components/parameters/")]
+			}
+			names[p.Name] = true
+			if p.Name == "where" && r.DeclaredOnly && p.Content["application/json"].Schema["$ref"] != "#/components/schemas/"+r.Model+"Where" {
+				t.Errorf("%s list: where = %+v", r.Name, p)
+			}
+		}
+		for _, want := range []string{"where", "limit", "skip", "sort", "id", "createdAt", "updatedAt"} {
+			if !names[want] {
+				t.Errorf("%s list: no parameter %s", r.Name, want)
+			}
+		}
+		for _, a := range r.Attrs {
+			if !a.WriteOnly && !names[a.Name] {
+				t.Errorf("%s list: no filter parameter %s", r.Name, a.Name)
+			}
+		}
+		for _, p := range r.Params {
+			if !names[p] {
+				t.Errorf("%s list: no parameter %s", r.Name, p)
+			}
+		}
+		if base.Get.Security == nil || len(*base.Get.Security) != 2 {
+			t.Errorf("%s list: security = %v", r.Name, base.Get.Security)
+		}
+		if base.Get.Deprecated != r.Deprecated || one.Get.Deprecated != r.Deprecated {
+			t.Errorf("%s: deprecated = %v, want %v", r.Name, base.Get.Deprecated, r.Deprecated)
+		}
+		schema := doc.Components.Schemas[r.Model]
+		if schema == nil || schema["additionalProperties"] != !r.DeclaredOnly {
+			t.Errorf("%s: schema %v", r.Name, schema)
+		}
+		if r.Deprecated && schema["deprecated"] != true {
+			t.Errorf("%s: schema not deprecated", r.Name)
+		}
+		for _, op := range []*openapi.Operation{base.Post, one.Patch, one.Put, one.Delete} {
+			switch {
+			case op == nil:
+				t.Errorf("%s: a write is not documented", r.Name)
+			case r.ReadOnly && (len(op.Responses) != 1 || op.Responses["405"] == nil):
+				t.Errorf("%s is read-only: %s answers %v", r.Name, op.OperationID, op.Responses)
+			case !r.ReadOnly && op.Responses["405"] != nil:
+				t.Errorf("%s: %s documents 405", r.Name, op.OperationID)
+			}
+		}
+	}
+
+	// ProjectDay: declared only, no contains, enums.
+	pd := raw["components"].(map[string]any)["schemas"].(map[string]any)["ProjectDay"].(map[string]any)
+	vs := pd["properties"].(map[string]any)["validationStatus"].(map[string]any)
+	if !slices.Equal(anyStrings(vs["enum"]), []string{"NOTAPPROVED", "APPROVED", ""}) {
+		t.Errorf("ProjectDay.validationStatus = %v", vs)
+	}
+	where := raw["components"].(map[string]any)["schemas"].(map[string]any)["ProjectDayWhere"].(map[string]any)
+	if where["additionalProperties"] != false || where["properties"].(map[string]any)["day"].(map[string]any)["$ref"] != "#/components/schemas/CriterionNoContains" {
+		t.Errorf("ProjectDayWhere = %v", where)
+	}
+	// References name their target's schema.
+	te := raw["components"].(map[string]any)["schemas"].(map[string]any)["TimeEntry"].(map[string]any)
+	if !strings.Contains(jsonString(te["properties"].(map[string]any)["project"]), `"#/components/schemas/Project"`) {
+		t.Errorf("TimeEntry.project = %v", te["properties"].(map[string]any)["project"])
+	}
+	// The password is write-only: in the bodies, never in the record.
+	users := raw["components"].(map[string]any)["schemas"].(map[string]any)
+	if _, ok := users["User"].(map[string]any)["properties"].(map[string]any)["password"]; ok {
+		t.Error("User record documents password")
+	}
+	if users["UserCreate"].(map[string]any)["properties"].(map[string]any)["password"].(map[string]any)["writeOnly"] != true {
+		t.Error("UserCreate.password is not writeOnly")
+	}
+
+	// The token endpoint: form body with both grants, token response, RFC 6749 errors.
+	tok := doc.Paths["/oauth2/token"]
+	if tok == nil || tok.Post == nil {
+		t.Fatal("POST /oauth2/token not documented")
+	}
+	if _, ok := tok.Post.RequestBody.Content["application/x-www-form-urlencoded"]; !ok {
+		t.Errorf("token request body = %+v", tok.Post.RequestBody)
+	}
+	for _, g := range []string{"PasswordGrant", "RefreshTokenGrant"} {
+		gt := users[g].(map[string]any)["properties"].(map[string]any)["grant_type"].(map[string]any)["enum"]
+		if want := map[string]string{"PasswordGrant": "password", "RefreshTokenGrant": "refresh_token"}[g]; !slices.Equal(anyStrings(gt), []string{want}) {
+			t.Errorf("%s.grant_type = %v", g, gt)
+		}
+	}
+	if tok.Post.Responses["200"].Content["application/json"].Schema["$ref"] != "#/components/schemas/TokenResponse" ||
+		tok.Post.Responses["400"].Content["application/json"].Schema["$ref"] != "#/components/schemas/OAuthError" ||
+		tok.Post.Responses["429"].Headers["Retry-After"].Ref == "" {
+		t.Errorf("token responses = %+v", tok.Post.Responses)
+	}
+	if tok.Post.Security == nil || len(*tok.Post.Security) != 0 {
+		t.Errorf("token endpoint security = %v, want []", tok.Post.Security)
+	}
+}
+
+func anyStrings(v any) []string {
+	var out []string
+	for _, e := range v.([]any) {
+		s, _ := e.(string)
+		out = append(out, s)
+	}
+	return out
+}
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// TestOpenAPIWhereSchemaAgreesWithParser checks the documented criteria
+// schema against the list query parser: criteria the parser takes
+// validate, and criteria it refuses for their shape do not.
+func TestOpenAPIWhereSchemaAgreesWithParser(t *testing.T) {
+	out, _, _ := build(t)
+	doc := kinLoad(t, out)
+	reg := resource.New()
+	cases := []struct {
+		resource, where string
+		ok              bool
+	}{
+		{"clients", `{}`, true},
+		{"clients", `{"name": "Acme"}`, true},
+		{"clients", `{"name": ["Acme", "Beta"], "size": null}`, true},
+		{"clients", `{"size": {">=": 5, "<": 10}, "name": {"startsWith": "A", "contains": "c"}}`, true},
+		{"clients", `{"or": [{"a": 1}, {"and": [{"b": {"!=": null}}, {"c": {"nin": []}}]}]}`, true},
+		{"clients", `{"a": {"in": [1, "x", true, null]}}`, true},
+		{"clients", `{"a": {}}`, false},
+		{"clients", `{"a": {"like": "x"}}`, false},
+		{"clients", `{"a": {"in": 5}}`, false},
+		{"clients", `{"or": {"a": 1}}`, false},
+		{"clients", `{"or": [5]}`, false},
+		{"clients", `{"a": {"startsWith": 5}}`, false},
+		{"project-days", `{"day": {">=": "2026-01-01"}, "validationStatus": "APPROVED"}`, true},
+		{"project-days", `{"or": [{"project": [1, 2]}, {"id": {"!=": 3}}]}`, true},
+		{"project-days", `{"color": "red"}`, false},
+		{"project-days", `{"day": {"contains": "2026"}}`, false},
+		{"project-days", `{"and": [{"note": 1}]}`, false},
+	}
+	for _, c := range cases {
+		r, _ := reg.Get(c.resource)
+		_, perr := query.Parse(url.Values{"where": {c.where}}, r.Schema())
+		if (perr == nil) != c.ok {
+			t.Errorf("%s where=%s: parser error %v, want ok=%v", c.resource, c.where, perr, c.ok)
+		}
+		name := "Where"
+		if r.DeclaredOnly {
+			name = r.Model + "Where"
+		}
+		var v any
+		if err := json.Unmarshal([]byte(c.where), &v); err != nil {
+			t.Fatal(err)
+		}
+		serr := doc.Components.Schemas[name].Value.VisitJSON(v, openapi3.EnableJSONSchema2020())
+		if (serr == nil) != c.ok {
+			t.Errorf("%s where=%s: schema %s says %v, want ok=%v", c.resource, c.where, name, serr, c.ok)
+		}
+	}
+}

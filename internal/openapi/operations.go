@@ -1,0 +1,306 @@
+package openapi
+
+import "strconv"
+
+// opDesc describes a route that is not a resource's generic endpoint.
+type opDesc struct {
+	ID, Tag, Summary, Description string
+	Deprecated                    bool
+	// PathParams override the default declaration of path parameters.
+	PathParams map[string]Parameter
+	// Params are the query parameters.
+	Params []Parameter
+	Body   *RequestBody
+	OK     okResp
+	// Errors are error statuses beyond those every request of the route's
+	// kind can get (500; 400 with a tenant; 401 with a token; 404 with
+	// path parameters).
+	Errors []int
+	// Responses, when set, replace the default error answers (the token
+	// endpoint's errors follow RFC 6749).
+	Responses map[string]*Response
+}
+
+type okResp struct {
+	status   string
+	response *Response
+}
+
+func okJSON(status int, desc string, s Schema) okResp {
+	return okResp{strconv.Itoa(status), &Response{Description: desc,
+		Content: map[string]MediaType{"application/json": {Schema: s}}}}
+}
+
+func okContent(status int, desc, contentType string, s Schema) okResp {
+	return okResp{strconv.Itoa(status), &Response{Description: desc,
+		Content: map[string]MediaType{contentType: {Schema: s}}}}
+}
+
+func jsonBody(desc string, s Schema) *RequestBody {
+	return &RequestBody{Required: true, Description: desc, Content: map[string]MediaType{"application/json": {Schema: s}}}
+}
+
+func oauthError(desc string, headers ...string) *Response {
+	r := &Response{Description: desc, Content: map[string]MediaType{"application/json": {Schema: schemaRef("OAuthError")}}}
+	for _, h := range headers {
+		if r.Headers == nil {
+			r.Headers = map[string]Header{}
+		}
+		r.Headers[h] = Header{Ref: "#/components/headers/" + h}
+	}
+	return r
+}
+
+// filesModel is the {model} of the file endpoints.
+var filesModel = Parameter{Description: "The kind of the owning record; anything else → 404.",
+	Schema: Schema{"type": "string", "enum": []string{"document", "expense"}}}
+
+// descriptions are the operations of the routes that are not a resource's
+// generic endpoints, keyed by "METHOD PATH" exactly as the route table
+// has them. Check fails on a route missing here and on an entry without a
+// route.
+var descriptions = map[string]opDesc{
+	"GET /healthz": {ID: "healthz", Tag: tagOperations, Summary: "Liveness",
+		Description: "Answers while the process is up.",
+		OK:          okJSON(200, "The process is up.", statusSchema("ok"))},
+	"GET /readyz": {ID: "readyz", Tag: tagOperations, Summary: "Readiness",
+		Description: "Answers 200 when the database and the file store are reachable.",
+		OK:          okJSON(200, "Ready.", statusSchema("ready")), Errors: []int{503}},
+	"GET /metrics": {ID: "metrics", Tag: tagOperations, Summary: "Prometheus metrics",
+		Description: "Prometheus text exposition format.",
+		OK:          okContent(200, "The metrics.", "text/plain", Schema{"type": "string"})},
+
+	"POST /oauth2/token": {ID: "token", Tag: tagAuth, Summary: "Get or refresh a token",
+		Description: "OAuth 2.0 token endpoint (RFC 6749), form-encoded: the password grant signs a user in, the " +
+			"refresh_token grant renews a token. `client_id` and `client_secret` are required but not validated; they " +
+			"come as form fields or in an HTTP Basic `Authorization` header (RFC 6749 §2.3.1). A tenant header is " +
+			"required. Refresh tokens rotate: a refresh returns a new refresh token and the old one stops working; " +
+			"reusing a spent refresh token revokes every token of the same login. Other grant types, " +
+			"`authorization_code` included, → `unsupported_grant_type`.",
+		Body: &RequestBody{Required: true, Description: "The grant.", Content: map[string]MediaType{
+			"application/x-www-form-urlencoded": {Schema: schemaRef("TokenRequest")}}},
+		OK: okResp{"200", &Response{Description: "The tokens. Sent with `Cache-Control: no-store`.",
+			Headers: map[string]Header{"Cache-Control": {Description: "`no-store`", Required: true, Schema: Schema{"type": "string"}}},
+			Content: map[string]MediaType{"application/json": {Schema: schemaRef("TokenResponse")}}}},
+		Responses: map[string]*Response{
+			"400": oauthError("`invalid_request` (a missing field, missing client credentials, a wrong content type, no " +
+				"tenant), `invalid_grant` (wrong e-mail or password; unknown, expired or spent refresh token) or " +
+				"`unsupported_grant_type`."),
+			"413": oauthError("The body is too large."),
+			"429": oauthError("Too many failed sign-ins for the account or address (`too_many_requests`).", "Retry-After"),
+			"500": oauthError("Server error (`server_error`)."),
+		}},
+
+	"GET /v1/users/me": {ID: "getCurrentUser", Tag: "User", Summary: "Read the current user",
+		Description: "The record of the user the token belongs to.",
+		OK:          okJSON(200, "The caller's User record.", schemaRef("User"))},
+
+	"GET /v1/account/settings": {ID: "getSettings", Tag: tagAccount, Summary: "Read the account settings",
+		OK: okJSON(200, "The settings (defaults when never changed).", schemaRef("Settings"))},
+	"PATCH /v1/account/settings": {ID: "updateSettings", Tag: tagAccount, Summary: "Change the account settings",
+		Description: "Changes the settings sent. Admins only. The time-entry rules check new writes against the " +
+			"current settings.",
+		Body:   jsonBody("The settings to change.", schemaRef("SettingsUpdate")),
+		OK:     okJSON(200, "The resulting settings.", schemaRef("Settings")),
+		Errors: []int{403, 413, 415}},
+	"PUT /v1/account/settings": {ID: "replaceSettings", Tag: tagAccount, Summary: "Change the account settings (PUT)",
+		Description: "The same as PATCH. Admins only.",
+		Body:        jsonBody("The settings to change.", schemaRef("SettingsUpdate")),
+		OK:          okJSON(200, "The resulting settings.", schemaRef("Settings")),
+		Errors:      []int{403, 413, 415}},
+
+	"POST /v1/approval/bulk-approve": {ID: "bulkApprove", Tag: tagApproval, Summary: "Approve or unapprove project days",
+		Description: "Approves or unapproves (project, day) pairs, all or nothing. Admins only. On an approved day no " +
+			"WORK time entry can be created, changed, deleted or moved in (403 `day_approved`), and its WORK entries " +
+			"read `validationStatus: APPROVED`.",
+		Body:   jsonBody("The action and the project days.", schemaRef("BulkApproval")),
+		OK:     okJSON(200, "The resulting ProjectDay records.", Schema{"type": "array", "items": schemaRef("ProjectDay")}),
+		Errors: []int{403, 409, 413, 415}},
+
+	"GET /v1/analytics/time-totals": {ID: "timeTotals", Tag: tagAnalytics, Summary: "Time totals",
+		Description: "Seconds of the time entries of the days from..to (inclusive), per group and trackingType. WORK " +
+			"totals never include WORKTIME or BREAK. The range may span at most five years.",
+		Params: []Parameter{
+			{Name: "from", In: "query", Required: true, Description: "First day, YYYY-MM-DD.",
+				Schema: Schema{"type": "string", "format": "date", "pattern": datePattern}},
+			{Name: "to", In: "query", Required: true, Description: "Last day, YYYY-MM-DD; not before from.",
+				Schema: Schema{"type": "string", "format": "date", "pattern": datePattern}},
+			{Name: "groupBy", In: "query", Required: true, Description: "What to total per.",
+				Schema: Schema{"type": "string", "enum": []string{"user", "project", "day"}}},
+		},
+		OK: okJSON(200, "The totals.", schemaRef("TimeTotals"))},
+
+	"POST /v1/files/upload/{model}/{record}": {ID: "uploadFile", Tag: tagFiles, Summary: "Upload a file",
+		Description: "Attaches a file to a Document or Expense (which must exist): multipart/form-data with one part " +
+			"named `file`. Each record holds at most one file: without `delete_others=1` a second upload → 403 " +
+			"`too many uploads`. The stored filename keeps only letters, digits, `_`, `.` and äöüÄÖÜß (`file` when " +
+			"nothing is left); the returned one is authoritative. Bodies sent with chunked transfer encoding are " +
+			"accepted; the size cap holds while streaming. Rate-limited per user.",
+		PathParams: map[string]Parameter{"model": filesModel},
+		Params: []Parameter{{Name: "delete_others", In: "query",
+			Description: "`1` (or `true`): replace the record's previous file. Callers are expected to always send it.",
+			Schema:      Schema{"type": "string", "enum": []string{"1", "true"}}}},
+		Body: &RequestBody{Required: true, Description: "The file.", Content: map[string]MediaType{
+			"multipart/form-data": {Schema: Schema{"type": "object", "required": []string{"file"},
+				"properties": map[string]Schema{"file": {"type": "string", "contentMediaType": "application/octet-stream",
+					"description": "The file; its filename and Content-Type are kept."}}}}}},
+		OK:     okJSON(201, "The upload.", schemaRef("Upload")),
+		Errors: []int{403, 413, 429}},
+	"GET /v1/files/{model}/{record}": {ID: "listUploads", Tag: tagFiles, Summary: "List a record's upload",
+		PathParams: map[string]Parameter{"model": filesModel},
+		OK:         okJSON(200, "Zero or one upload.", Schema{"type": "array", "maxItems": 1, "items": schemaRef("Upload")})},
+	"GET /v1/files/download/{uploadId}": {ID: "downloadURL", Tag: tagFiles, Summary: "Get a signed download URL",
+		Description: "Returns an absolute URL valid for 30 seconds, fetched with a plain GET and no Authorization " +
+			"header (the signature is the credential). Rate-limited per user.",
+		OK:     okJSON(200, "The signed URL, a JSON string.", Schema{"type": "string", "format": "uri"}),
+		Errors: []int{429}},
+	"DELETE /v1/files/{uploadId}": {ID: "deleteUpload", Tag: tagFiles, Summary: "Delete an upload",
+		Description: "Removes the file and its upload record; the owning Document or Expense stays.",
+		OK:          okJSON(200, "The deleted upload.", schemaRef("Upload")),
+		Errors:      []int{403}},
+	"GET /v1/files/blob/{uploadId}": {ID: "downloadFile", Tag: tagFiles, Summary: "Download a file (signed URL)",
+		Description: "The target of a signed download URL: no tenant header, no token. An expired or altered " +
+			"signature → 403 `invalid_signature`.",
+		Params: []Parameter{
+			{Name: "expires", In: "query", Required: true, Description: "Expiry, Unix seconds.", Schema: Schema{"type": "integer"}},
+			{Name: "signature", In: "query", Required: true, Description: "The signature.", Schema: Schema{"type": "string"}},
+		},
+		OK: okResp{"200", &Response{Description: "The file, with its Content-Type and a Content-Disposition naming it.",
+			Headers: map[string]Header{"Content-Disposition": {Description: "attachment; filename=...", Required: true, Schema: Schema{"type": "string"}}},
+			Content: map[string]MediaType{"application/octet-stream": {Schema: Schema{"type": "string", "contentMediaType": "application/octet-stream"}}}}},
+		Errors: []int{403}},
+
+	"POST /v1/skill-sets/{id}/apply": {ID: "applySkillSet", Tag: "SkillSet", Summary: "Apply a skill set to users",
+		Description: "Gives each user the skills of the set they lack (new or re-activated SkillAssignments), all or " +
+			"nothing. Admins only. Later changes to the set do not touch them.",
+		PathParams: map[string]Parameter{"id": {Description: "The SkillSet's id.", Schema: idSchema()}},
+		Body:       jsonBody("The users.", schemaRef("ApplySkillSet")),
+		OK: okJSON(200, "The users' SkillAssignments of the set's skills.",
+			Schema{"type": "array", "items": schemaRef("SkillAssignment")}),
+		Errors: []int{403, 409, 413, 415}},
+
+	"GET /v1/openapi.json": {ID: "openapi", Tag: tagDocs, Summary: "This OpenAPI document",
+		Description: "The OpenAPI 3.1 document of the whole API, generated from the resource registry and the route table.",
+		OK:          okJSON(200, "The document.", Schema{"type": "object"})},
+	"GET /docs": {ID: "docs", Tag: tagDocs, Summary: "API reference page",
+		Description: "An HTML page rendering this document; its assets are served by the service itself.",
+		OK:          okContent(200, "The page.", "text/html", Schema{"type": "string"})},
+	"GET /docs/assets/{file}": {ID: "docsAsset", Tag: tagDocs, Summary: "API reference page assets",
+		Description: "The renderer's files (and their licence), embedded in the binary.",
+		PathParams:  map[string]Parameter{"file": {Description: "The asset's file name.", Schema: Schema{"type": "string"}}},
+		OK: okResp{"200", &Response{Description: "The asset: the renderer's script or a licence text.",
+			Content: map[string]MediaType{"text/javascript": {Schema: Schema{"type": "string"}}, "text/plain": {Schema: Schema{"type": "string"}}}}}},
+}
+
+func statusSchema(status string) Schema {
+	return Schema{"type": "object", "required": []string{"status"},
+		"properties": map[string]Schema{"status": {"type": "string", "enum": []string{status}}}}
+}
+
+// operationSchemas are the schemas of the non-resource operations.
+func operationSchemas() map[string]Schema {
+	str := func(doc string) Schema { return Schema{"type": "string", "description": doc} }
+	client := map[string]Schema{
+		"client_id":     str("Names the application; required, as a form field or in HTTP Basic; not validated."),
+		"client_secret": str("Required, as a form field or in HTTP Basic; not validated."),
+	}
+	grant := func(grantType, doc string, required []string, props map[string]Schema) Schema {
+		p := map[string]Schema{"grant_type": {"type": "string", "enum": []string{grantType}}}
+		for k, v := range client {
+			p[k] = v
+		}
+		for k, v := range props {
+			p[k] = v
+		}
+		return Schema{"type": "object", "title": grantType, "description": doc,
+			"required": append([]string{"grant_type"}, required...), "properties": p}
+	}
+	seconds := Schema{"type": "object", "description": "Seconds per trackingType.",
+		"required": []string{"WORK", "WORKTIME", "BREAK"},
+		"properties": map[string]Schema{
+			"WORK":     {"type": "integer", "description": "project time"},
+			"WORKTIME": {"type": "integer", "description": "clock in / clock out"},
+			"BREAK":    {"type": "integer", "description": "breaks"},
+		}}
+	return map[string]Schema{
+		"TokenRequest": {"description": "A password grant or a refresh_token grant.",
+			"oneOf": []Schema{schemaRef("PasswordGrant"), schemaRef("RefreshTokenGrant")}},
+		"PasswordGrant": grant("password", "Signs a user in.", []string{"username", "password"}, map[string]Schema{
+			"username": {"type": "string", "format": "email", "description": "The user's e-mail address."},
+			"password": {"type": "string", "format": "password", "description": "The user's password."},
+		}),
+		"RefreshTokenGrant": grant("refresh_token", "Renews a token; the refresh token is spent.", []string{"refresh_token"},
+			map[string]Schema{"refresh_token": str("A refresh token of the tenant.")}),
+		"TokenResponse": {"type": "object", "required": []string{"access_token", "token_type", "expires_in", "refresh_token"},
+			"properties": map[string]Schema{
+				"access_token":  str("The bearer token for data requests."),
+				"token_type":    {"type": "string", "enum": []string{"Bearer"}},
+				"expires_in":    {"type": "integer", "description": "Lifetime of the access token, seconds (about 3600)."},
+				"refresh_token": str("Renews the access token once; rotates."),
+			}},
+		"OAuthError": {"type": "object", "description": "RFC 6749 §5.2 error, plus the service's code and message.",
+			"required": []string{"error", "error_description", "code", "message"},
+			"properties": map[string]Schema{
+				"error": {"type": "string", "enum": []string{"invalid_request", "invalid_grant", "unsupported_grant_type",
+					"too_many_requests", "server_error"}},
+				"error_description": str("Human-readable text."),
+				"code":              str("The error code, or a more specific one (for example `tenant_required`)."),
+				"message":           str("The same text as error_description."),
+			}},
+		"Upload": {"type": "object", "description": "A file attached to a Document or Expense.",
+			"required": []string{"id", "filename", "model", "record", "size", "contentType", "createdAt"},
+			"properties": map[string]Schema{
+				"id":          {"type": "integer", "format": "int64", "description": "The upload id, for downloads and deletes."},
+				"filename":    str("The stored (sanitised) filename."),
+				"model":       {"type": "string", "enum": []string{"document", "expense"}},
+				"record":      {"type": "integer", "format": "int64", "description": "The owning record's id."},
+				"size":        {"type": "integer", "description": "Bytes."},
+				"contentType": str("The Content-Type of the uploaded part."),
+				"createdAt":   {"type": "string", "format": "date-time", "pattern": timestampPattern},
+			}},
+		"Settings": {"type": "object", "description": "The account settings.",
+			"required": []string{"timerMode", "useWorktime"},
+			"properties": map[string]Schema{
+				"timerMode": {"type": "string", "enum": []string{"DURATION", "START_TIME_END_TIME"}, "default": "DURATION",
+					"description": "DURATION: WORK entries send duration and sorting; START_TIME_END_TIME: startTime and endTime."},
+				"useWorktime": {"type": "boolean", "default": false,
+					"description": "With worktime, BREAK entries always send startTime and endTime."},
+			}},
+		"SettingsUpdate": {"type": "object", "description": "The settings to change.", "additionalProperties": false,
+			"properties": map[string]Schema{
+				"timerMode":   {"type": "string", "enum": []string{"DURATION", "START_TIME_END_TIME"}},
+				"useWorktime": {"type": "boolean"},
+			}},
+		"BulkApproval": {"type": "object", "required": []string{"action", "items"}, "additionalProperties": false,
+			"properties": map[string]Schema{
+				"action": {"type": "string", "enum": []string{"approve", "unapprove"}},
+				"items": {"type": "array", "minItems": 1, "maxItems": 1000, "items": Schema{
+					"type": "object", "required": []string{"project", "day"},
+					"properties": map[string]Schema{
+						"project": {"type": "integer", "format": "int64", "description": "A project of the tenant."},
+						"day":     {"type": "string", "format": "date", "pattern": datePattern},
+					}}},
+			}},
+		"TimeTotals": {"type": "object", "required": []string{"from", "to", "groupBy", "groups", "totals"},
+			"properties": map[string]Schema{
+				"from":    {"type": "string", "format": "date"},
+				"to":      {"type": "string", "format": "date"},
+				"groupBy": {"type": "string", "enum": []string{"user", "project", "day"}},
+				"groups": {"type": "array", "description": "One entry per user, project or day, keyed by groupBy " +
+					"(`{\"project\": 5, \"seconds\": {...}}`); entries without the attribute have a null key.",
+					"items": Schema{"type": "object", "required": []string{"seconds"},
+						"properties": map[string]Schema{
+							"user":    {"type": []string{"integer", "null"}},
+							"project": {"type": []string{"integer", "null"}},
+							"day":     {"type": []string{"string", "null"}},
+							"seconds": seconds,
+						}}},
+				"totals": seconds,
+			}},
+		"ApplySkillSet": {"type": "object", "required": []string{"users"},
+			"properties": map[string]Schema{
+				"users": {"type": "array", "minItems": 1, "maxItems": 1000, "description": "User ids of the tenant.",
+					"items": Schema{"type": "integer", "format": "int64"}},
+			}},
+	}
+}
