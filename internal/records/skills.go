@@ -82,6 +82,9 @@ func (s *Service) tagType(ctx context.Context, tx store.Querier, tenantID, tagID
 func (s *Service) checkTagAssignment(ctx context.Context, w *Write) error {
 	tagID, _ := asID(w.New["tag"])
 	_, isSkill, err := s.tagType(ctx, w.Tx, w.Caller.TenantID, tagID)
+	if danglingTag(err) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -99,18 +102,31 @@ func (s *Service) checkTagAssignment(ctx context.Context, w *Write) error {
 
 // checkSkillAssignment: the tag must be a skill; status defaults to active.
 func (s *Service) checkSkillAssignment(ctx context.Context, w *Write) error {
+	if w.New["status"] == nil {
+		w.New["status"] = int64(1)
+	}
 	tagID, _ := asID(w.New["tag"])
 	_, isSkill, err := s.tagType(ctx, w.Tx, w.Caller.TenantID, tagID)
+	if danglingTag(err) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
 	if !isSkill {
 		return problem("tag", "must be a skill (a Tag with type 1, 2 or 3)")
 	}
-	if w.New["status"] == nil {
-		w.New["status"] = int64(1)
-	}
 	return nil
+}
+
+// danglingTag reports whether a tag lookup failed because the tag is gone.
+// checkRefs has already made sure that every tag a write sets or changes
+// exists, so a missing tag is one the record kept after the tag was
+// deleted: references do not cascade, and such a record stays editable
+// (without this, changing any attribute of it answered 404 for a record
+// that exists).
+func danglingTag(err error) bool {
+	return errors.Is(err, store.ErrNotFound)
 }
 
 // findAssignment returns a user's assignment of a skill, if any.
@@ -193,7 +209,12 @@ func (s *Service) ApplySkillSet(ctx context.Context, caller auth.Principal, setI
 	if len(raw) > 1000 {
 		return nil, problem("users", "at most 1000 users at once")
 	}
-	var users []int64
+	var (
+		users []int64
+		// at is each user's position in the request, for problems: the
+		// list of distinct users is shorter when the request repeats one.
+		at []int
+	)
 	for i, v := range raw {
 		id, ok := asID(v)
 		if !ok || id <= 0 {
@@ -201,6 +222,7 @@ func (s *Service) ApplySkillSet(ctx context.Context, caller auth.Principal, setI
 		}
 		if !slices.Contains(users, id) {
 			users = append(users, id)
+			at = append(at, i)
 		}
 	}
 	assignments, _ := s.reg.Get("skill-assignments")
@@ -215,7 +237,7 @@ func (s *Service) ApplySkillSet(ctx context.Context, caller auth.Principal, setI
 				return err
 			}
 			if !ok {
-				problems = append(problems, resource.Problem{Field: fmt.Sprintf("users[%d]", i), Message: fmt.Sprintf("no user %d in this tenant", u)})
+				problems = append(problems, resource.Problem{Field: fmt.Sprintf("users[%d]", at[i]), Message: fmt.Sprintf("no user %d in this tenant", u)})
 			}
 		}
 		if len(problems) > 0 {
@@ -271,7 +293,13 @@ func (s *Service) setSkills(ctx context.Context, tx store.Querier, tenantID int6
 		if !ok || slices.Contains(tags, tag) {
 			continue
 		}
-		if _, isSkill, err := s.tagType(ctx, tx, tenantID, tag); err == nil && isSkill {
+		// A deleted tag is no skill of the set; any other failure must
+		// fail the apply, not silently leave skills out.
+		_, isSkill, err := s.tagType(ctx, tx, tenantID, tag)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		if err == nil && isSkill {
 			tags = append(tags, tag)
 		}
 	}
