@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,24 +25,6 @@ import (
 	"planwerk/internal/testenv"
 )
 
-// syncBuffer is an io.Writer safe for the server's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 type result struct {
 	stdout, stderr string
 	err            error
@@ -51,7 +32,7 @@ type result struct {
 
 // run calls app.Run with the given environment and standard input.
 func run(ctx context.Context, env map[string]string, stdin string, args ...string) result {
-	var stdout, stderr syncBuffer
+	var stdout, stderr testenv.SyncBuffer
 	err := app.Run(ctx, args, app.IO{
 		Stdin:  strings.NewReader(stdin),
 		Stdout: &stdout,
@@ -422,7 +403,7 @@ func TestServeGracefulShutdown(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	var stdout, stderr syncBuffer
+	var stdout, stderr testenv.SyncBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- app.Run(ctx, []string{"serve", "--demo", "--addr", addr,

@@ -7,14 +7,11 @@ import (
 	"fmt"
 	"io"
 	"mime/multipart"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,51 +20,24 @@ import (
 	"planwerk/internal/testenv"
 )
 
-// buildBinary compiles ./cmd/planwerk into dir.
-func buildBinary(t *testing.T, dir string) string {
-	t.Helper()
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Dir(strings.TrimSpace(string(out)))
-	bin := filepath.Join(dir, "planwerk")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/planwerk")
-	cmd.Dir = root
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
-	}
-	return bin
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // instance is one running `planwerk serve` process.
 type instance struct {
 	url string
 	cmd *exec.Cmd
-	log *bytes.Buffer
+	log *testenv.SyncBuffer
 }
 
 func startInstance(t *testing.T, bin string, env []string) *instance {
 	t.Helper()
-	addr := freePort(t)
+	addr := testenv.FreeAddr(t)
 	cmd := exec.Command(bin, "serve", "--addr", addr)
 	cmd.Env = append(os.Environ(), env...)
-	var log bytes.Buffer
-	cmd.Stderr = &syncWriter{w: &log}
+	log := &testenv.SyncBuffer{}
+	cmd.Stderr = log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	in := &instance{url: "http://" + addr, cmd: cmd, log: &log}
+	in := &instance{url: "http://" + addr, cmd: cmd, log: log}
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		done := make(chan struct{})
@@ -79,17 +49,6 @@ func startInstance(t *testing.T, bin string, env []string) *instance {
 		}
 	})
 	return in
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 func (in *instance) waitReady(t *testing.T) {
@@ -148,7 +107,7 @@ func TestTwoInstances(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	dir := t.TempDir()
-	bin := buildBinary(t, dir)
+	bin := testenv.BuildBinary(t, dir)
 	dsn := testenv.DSN(t, testenv.Backend{Name: "postgres"})
 	files := testenv.S3(t) // sets the AWS credentials in the environment
 	const redisURL = "redis://127.0.0.1:6379/7"

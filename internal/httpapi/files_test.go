@@ -1572,24 +1572,7 @@ func TestUploadRateLimitRedis(t *testing.T) {
 type flProc struct {
 	cmd    *exec.Cmd
 	url    string
-	stderr *flSyncBuf
-}
-
-type flSyncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *flSyncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *flSyncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	stderr *testenv.SyncBuffer
 }
 
 func flEnviron() []string {
@@ -1602,38 +1585,11 @@ func flEnviron() []string {
 	return env
 }
 
-// flBuild builds ./cmd/planwerk into dir.
-func flBuild(t *testing.T, dir string) string {
-	t.Helper()
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil || strings.TrimSpace(string(out)) == "" {
-		t.Fatalf("go env GOMOD: %v %s", err, out)
-	}
-	root := filepath.Dir(strings.TrimSpace(string(out)))
-	bin := filepath.Join(dir, "planwerk")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/planwerk")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-func flFreeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // flServe starts planwerk serve and waits until it answers.
 func flServe(t *testing.T, bin, dir string, args ...string) *flProc {
 	t.Helper()
-	addr := flFreeAddr(t)
-	p := &flProc{url: "http://" + addr, stderr: &flSyncBuf{}}
+	addr := testenv.FreeAddr(t)
+	p := &flProc{url: "http://" + addr, stderr: &testenv.SyncBuffer{}}
 	p.cmd = exec.Command(bin, append([]string{"serve", "--addr", addr}, args...)...)
 	p.cmd.Dir = dir
 	p.cmd.Env = flEnviron()
@@ -1679,7 +1635,7 @@ func TestUploadCrash(t *testing.T) {
 		t.Skip("builds and kills a server: skipped with -short")
 	}
 	dir := t.TempDir()
-	bin := flBuild(t, dir)
+	bin := testenv.BuildBinary(t, dir)
 	db := "sqlite:" + filepath.Join(dir, "db")
 	files := filepath.Join(dir, "files")
 	args := []string{"--database", db, "--files", files, "--file-rate", "100000", "--max-upload-bytes", strconv.Itoa(8 << 20)}

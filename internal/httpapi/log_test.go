@@ -2,39 +2,19 @@ package httpapi_test
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 
 	"planwerk/internal/testenv"
 )
 
-// syncBuffer is a bytes.Buffer safe for the server's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestRequestLog checks the one structured line per request and that no
 // password or token ever reaches the log.
 func TestRequestLog(t *testing.T) {
-	var logs syncBuffer
+	var logs testenv.SyncBuffer
 	srv := testenv.StartLogged(t, testenv.Backend{Name: "sqlite"}, &logs)
 	tn := srv.CreateTenant(t, "acme")
 	status, _, body := tokenRequest(t, srv, map[string]string{"companyurl": tn.Slug}, passwordForm(tn))

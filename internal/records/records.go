@@ -393,20 +393,8 @@ func (s *Service) Update(ctx context.Context, caller auth.Principal, r *resource
 	var out store.Doc
 	err := s.db.Tx(ctx, func(tx store.Querier) error {
 		w.Tx = tx
-		cur, err := s.db.GetRecord(ctx, tx, caller.TenantID, Collection(r), id, true)
+		_, old, err := s.lockForWrite(ctx, tx, caller, r, id)
 		if err != nil {
-			return err
-		}
-		old, err := decodeDoc(cur.Doc)
-		if err != nil {
-			return err
-		}
-		if h.Visible != nil {
-			if visible, err := h.Visible(ctx, caller, old); err != nil || !visible {
-				return errors.Join(err, fmt.Errorf("%s %d: %w", r.Name, id, store.ErrNotFound))
-			}
-		}
-		if err := mayWrite(caller, r, old); err != nil {
 			return err
 		}
 		doc, w.WriteOnly, problems = r.Apply(input, old)
@@ -439,25 +427,35 @@ func (s *Service) Update(ctx context.Context, caller auth.Principal, r *resource
 	return out, nil
 }
 
+// lockForWrite reads and locks the record a write changes: 404 when the
+// caller cannot see it, 403 when the caller may not change it.
+func (s *Service) lockForWrite(ctx context.Context, tx store.Querier, caller auth.Principal, r *resource.Resource, id int64) (store.Record, map[string]any, error) {
+	cur, err := s.db.GetRecord(ctx, tx, caller.TenantID, Collection(r), id, true)
+	if err != nil {
+		return store.Record{}, nil, err
+	}
+	old, err := decodeDoc(cur.Doc)
+	if err != nil {
+		return store.Record{}, nil, err
+	}
+	if h := s.hooks[r.Name]; h.Visible != nil {
+		if visible, err := h.Visible(ctx, caller, old); err != nil || !visible {
+			return store.Record{}, nil, errors.Join(err, fmt.Errorf("%s %d: %w", r.Name, id, store.ErrNotFound))
+		}
+	}
+	if err := mayWrite(caller, r, old); err != nil {
+		return store.Record{}, nil, err
+	}
+	return cur, old, nil
+}
+
 // Delete removes a record and returns it as it was.
 func (s *Service) Delete(ctx context.Context, caller auth.Principal, r *resource.Resource, id int64) (store.Doc, error) {
 	h := s.hooks[r.Name]
 	var out store.Doc
 	err := s.db.Tx(ctx, func(tx store.Querier) error {
-		cur, err := s.db.GetRecord(ctx, tx, caller.TenantID, Collection(r), id, true)
+		cur, old, err := s.lockForWrite(ctx, tx, caller, r, id)
 		if err != nil {
-			return err
-		}
-		old, err := decodeDoc(cur.Doc)
-		if err != nil {
-			return err
-		}
-		if h.Visible != nil {
-			if visible, err := h.Visible(ctx, caller, old); err != nil || !visible {
-				return errors.Join(err, fmt.Errorf("%s %d: %w", r.Name, id, store.ErrNotFound))
-			}
-		}
-		if err := mayWrite(caller, r, old); err != nil {
 			return err
 		}
 		out = cur.Doc
