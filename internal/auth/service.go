@@ -79,23 +79,30 @@ func NewService(db *store.DB, hasher *Hasher, cfg Config, log *slog.Logger) *Ser
 func (s *Service) PasswordGrant(ctx context.Context, tenantID int64, email, password, addr string) (Grant, error) {
 	accountKey := fmt.Sprintf("login:%d:%s", tenantID, store.EmailKey(email))
 	addressKey := "login-addr:" + addr
-	if err := s.checkBrakes(ctx, accountKey, addressKey); err != nil {
+	// Every attempt is counted before the password is checked: counting
+	// only failures, after the slow check, would let parallel guesses all
+	// pass the brake before the first failure is recorded.
+	if err := s.takeAttempt(ctx, accountKey, addressKey); err != nil {
 		return Grant{}, err
 	}
 	user, err := s.db.UserByEmail(ctx, tenantID, email)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		s.hasher.VerifyDummy(ctx, password)
-		return Grant{}, s.failLogin(ctx, accountKey, addressKey)
+		return Grant{}, s.failLogin()
 	case err != nil:
 		return Grant{}, fmt.Errorf("password grant: %w", err)
+	}
+	if user.PasswordHash == "" { // a user who cannot sign in: no password set
+		s.hasher.VerifyDummy(ctx, password)
+		return Grant{}, s.failLogin()
 	}
 	ok, err := s.hasher.Verify(ctx, password, user.PasswordHash)
 	if err != nil {
 		return Grant{}, fmt.Errorf("password grant: %w", err)
 	}
 	if !ok {
-		return Grant{}, s.failLogin(ctx, accountKey, addressKey)
+		return Grant{}, s.failLogin()
 	}
 	if err := s.cfg.AccountBrake.Reset(ctx, accountKey); err != nil {
 		s.log.Warn("reset login brake", "err", err)
@@ -111,10 +118,11 @@ func (s *Service) PasswordGrant(ctx context.Context, tenantID int64, email, pass
 	return g, nil
 }
 
-func (s *Service) checkBrakes(ctx context.Context, keys ...string) error {
-	limiters := []ratelimit.Limiter{s.cfg.AccountBrake, s.cfg.AddressBrake}
-	for i, key := range keys {
-		wait, err := limiters[i].Peek(ctx, key)
+// takeAttempt counts a login attempt against the account's and the
+// address's brakes, or refuses it with a ThrottledError.
+func (s *Service) takeAttempt(ctx context.Context, accountKey, addressKey string) error {
+	for i, l := range []ratelimit.Limiter{s.cfg.AccountBrake, s.cfg.AddressBrake} {
+		wait, err := l.Take(ctx, []string{accountKey, addressKey}[i])
 		if err != nil {
 			return fmt.Errorf("login brake: %w", err)
 		}
@@ -126,15 +134,9 @@ func (s *Service) checkBrakes(ctx context.Context, keys ...string) error {
 	return nil
 }
 
-// failLogin counts a failed login and returns the error for the client.
-func (s *Service) failLogin(ctx context.Context, accountKey, addressKey string) error {
+// failLogin records a failed login and returns the error for the client.
+func (s *Service) failLogin() error {
 	s.cfg.Metrics.LoginFailed()
-	for i, l := range []ratelimit.Limiter{s.cfg.AccountBrake, s.cfg.AddressBrake} {
-		key := []string{accountKey, addressKey}[i]
-		if _, err := l.Take(ctx, key); err != nil {
-			return fmt.Errorf("login brake: %w", err)
-		}
-	}
 	return ErrInvalidGrant
 }
 

@@ -70,6 +70,7 @@ func (m *Metrics) Request(route, method string, status int, seconds float64) {
 	if route == "" {
 		route = "unmatched"
 	}
+	method = knownMethod(method)
 	m.requests.WithLabelValues(route, method, statusText(status)).Inc()
 	m.duration.WithLabelValues(route, method).Observe(seconds)
 }
@@ -93,6 +94,15 @@ func (m *Metrics) LoginFailed() {
 	if m != nil {
 		m.loginFailures.Inc()
 	}
+}
+
+// knownMethod keeps client-chosen method names out of label values.
+func knownMethod(m string) string {
+	switch m {
+	case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS":
+		return m
+	}
+	return "other"
 }
 
 func statusText(code int) string {

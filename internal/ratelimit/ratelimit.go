@@ -19,9 +19,6 @@ type Rule struct {
 
 // Limiter counts events per key.
 type Limiter interface {
-	// Peek returns how long key must wait before its next event would be
-	// allowed, without counting one. Zero means allowed now.
-	Peek(ctx context.Context, key string) (time.Duration, error)
 	// Take counts one event for key if it is allowed and returns zero;
 	// otherwise it counts nothing and returns how long to wait.
 	Take(ctx context.Context, key string) (time.Duration, error)
@@ -59,21 +56,6 @@ func (m *Memory) bucket(key string, now time.Time) *rate.Limiter {
 		m.buckets[key] = b
 	}
 	return b
-}
-
-// Peek implements Limiter.
-func (m *Memory) Peek(_ context.Context, key string) (time.Duration, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	now := m.now()
-	b, ok := m.buckets[key]
-	if !ok {
-		return 0, nil
-	}
-	if tokens := b.TokensAt(now); tokens < 1 {
-		return time.Duration((1 - tokens) * float64(m.rule.Every)), nil
-	}
-	return 0, nil
 }
 
 // Take implements Limiter.

@@ -27,25 +27,6 @@ func NewRedis(client *redis.Client, prefix string, rule Rule) *Redis {
 	}
 }
 
-// Peek implements Limiter. Asking for zero events counts nothing and
-// tells how many are left.
-func (l *Redis) Peek(ctx context.Context, key string) (time.Duration, error) {
-	res, err := l.limiter.AllowN(ctx, l.prefix+key, l.limit, 0)
-	if err != nil {
-		return 0, fmt.Errorf("rate limit: %w", err)
-	}
-	if res.Remaining >= 1 {
-		return 0, nil
-	}
-	// The bucket refills one event per period; the next one is due once the
-	// reset time has shrunk to the room of burst-1 events.
-	wait := res.ResetAfter - time.Duration(l.limit.Burst-1)*l.limit.Period
-	if wait <= 0 {
-		wait = time.Second
-	}
-	return wait, nil
-}
-
 // Take implements Limiter.
 func (l *Redis) Take(ctx context.Context, key string) (time.Duration, error) {
 	res, err := l.limiter.AllowN(ctx, l.prefix+key, l.limit, 1)

@@ -100,7 +100,7 @@ func (u userRules) update(ctx context.Context, w *Write) (store.Doc, error) {
 		return nil, conflictOnEmail(err)
 	}
 	if hash != nil || w.Old["isAdmin"] != w.New["isAdmin"] {
-		u.tokens.ForgetCachedTokens()
+		w.AfterCommit(u.tokens.ForgetCachedTokens)
 	}
 	return doc, nil
 }
@@ -110,9 +110,12 @@ func (u userRules) delete(ctx context.Context, w *Write) (store.Doc, error) {
 		return nil, &Error{Kind: Conflict, Code: "conflict", Message: "you cannot delete your own user"}
 	}
 	if err := u.db.DeleteUser(ctx, w.Tx, w.Caller.TenantID, w.ID); err != nil {
+		if errors.Is(err, store.ErrOwner) {
+			return nil, &Error{Kind: Conflict, Code: "conflict", Message: "the tenant's first user cannot be deleted"}
+		}
 		return nil, err
 	}
-	u.tokens.ForgetCachedTokens()
+	w.AfterCommit(u.tokens.ForgetCachedTokens)
 	return nil, nil
 }
 

@@ -58,6 +58,18 @@ type Write struct {
 	// Prepared carries what a hook's Prepare computed outside the
 	// transaction (a password hash).
 	Prepared map[string]any
+	// afterCommit runs once the write has committed.
+	afterCommit []func()
+}
+
+// AfterCommit makes fn run once the write has committed (never when it
+// rolls back).
+func (w *Write) AfterCommit(fn func()) { w.afterCommit = append(w.afterCommit, fn) }
+
+func (w *Write) committed() {
+	for _, fn := range w.afterCommit {
+		fn()
+	}
 }
 
 // Hooks are a resource's special rules. Every field is optional.
@@ -348,6 +360,7 @@ func (s *Service) Create(ctx context.Context, caller auth.Principal, r *resource
 	if err != nil {
 		return nil, err
 	}
+	w.committed()
 	return out, nil
 }
 
@@ -424,6 +437,7 @@ func (s *Service) Update(ctx context.Context, caller auth.Principal, r *resource
 	if err != nil {
 		return nil, err
 	}
+	w.committed()
 	return out, nil
 }
 
@@ -453,13 +467,14 @@ func (s *Service) lockForWrite(ctx context.Context, tx store.Querier, caller aut
 func (s *Service) Delete(ctx context.Context, caller auth.Principal, r *resource.Resource, id int64) (store.Doc, error) {
 	h := s.hooks[r.Name]
 	var out store.Doc
+	var w *Write
 	err := s.db.Tx(ctx, func(tx store.Querier) error {
 		cur, old, err := s.lockForWrite(ctx, tx, caller, r, id)
 		if err != nil {
 			return err
 		}
 		out = cur.Doc
-		w := &Write{Tx: tx, Caller: caller, Res: r, ID: id, Old: old}
+		w = &Write{Tx: tx, Caller: caller, Res: r, ID: id, Old: old}
 		if h.CheckDelete != nil {
 			if err := h.CheckDelete(ctx, w); err != nil {
 				return err
@@ -477,6 +492,7 @@ func (s *Service) Delete(ctx context.Context, caller auth.Principal, r *resource
 	if err != nil {
 		return nil, err
 	}
+	w.committed()
 	return out, nil
 }
 

@@ -65,7 +65,7 @@ func (db *DB) CreateTenant(ctx context.Context, slug, name string, admin NewAdmi
 			return fmt.Errorf("insert tenant: %w", err)
 		}
 		tenant.Slug, tenant.Name, tenant.CreatedAt = slug, name, now
-		user, err = db.CreateUser(ctx, q, tenant.ID, NewUser{Email: admin.Email, PasswordHash: admin.PasswordHash, IsAdmin: true})
+		user, err = db.CreateUser(ctx, q, tenant.ID, NewUser{Email: admin.Email, PasswordHash: admin.PasswordHash, IsAdmin: true, Owner: true})
 		if err != nil {
 			return err
 		}

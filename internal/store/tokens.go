@@ -54,7 +54,7 @@ func (db *DB) AccessTokenByHash(ctx context.Context, tenantID int64, hash []byte
 	var expires int64
 	err := db.read.QueryRowContext(ctx,
 		`SELECT t.user_id,
-		        u.is_admin OR u.id = (SELECT MIN(f.id) FROM users f WHERE f.tenant_id = t.tenant_id),
+		        u.is_admin OR u.is_owner,
 		        t.expires_at, t.revoked
 		   FROM access_tokens t JOIN users u ON u.tenant_id = t.tenant_id AND u.id = t.user_id
 		  WHERE t.tenant_id = $1 AND t.token_hash = $2`,

@@ -31,6 +31,8 @@ type NewUser struct {
 	Email        string // may be empty: such a user cannot sign in
 	PasswordHash string // may be empty: such a user cannot sign in
 	IsAdmin      bool
+	// Owner marks the tenant's first user, an admin whatever isAdmin says.
+	Owner bool
 	// Attrs are the record's other attributes.
 	Attrs map[string]any
 }
@@ -67,9 +69,9 @@ func (db *DB) CreateUser(ctx context.Context, q Querier, tenantID int64, nu NewU
 		return User{}, err
 	}
 	_, err = q.ExecContext(ctx,
-		`INSERT INTO users (tenant_id, id, email, email_key, password_hash, is_admin, doc, created_at, updated_at)
-		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
-		tenantID, id, nullIfEmpty(nu.Email), nullIfEmpty(EmailKey(nu.Email)), nullIfEmpty(nu.PasswordHash), nu.IsAdmin, string(b), now)
+		`INSERT INTO users (tenant_id, id, email, email_key, password_hash, is_admin, is_owner, doc, created_at, updated_at)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+		tenantID, id, nullIfEmpty(nu.Email), nullIfEmpty(EmailKey(nu.Email)), nullIfEmpty(nu.PasswordHash), nu.IsAdmin, nu.Owner, string(b), now)
 	if db.dialect.uniqueViolation(err) {
 		return User{}, fmt.Errorf("user %q: %w", nu.Email, ErrConflict)
 	}
@@ -106,8 +108,23 @@ func (db *DB) UpdateUser(ctx context.Context, q Querier, tenantID, id int64, cre
 	return b, nil
 }
 
-// DeleteUser removes a user and every token issued to them.
+// ErrOwner means the tenant's first user was to be deleted.
+var ErrOwner = errors.New("the tenant's first user")
+
+// DeleteUser removes a user and every token issued to them. The tenant's
+// first user cannot be deleted (ErrOwner).
 func (db *DB) DeleteUser(ctx context.Context, q Querier, tenantID, id int64) error {
+	var owner bool
+	err := q.QueryRowContext(ctx, `SELECT is_owner FROM users WHERE tenant_id = $1 AND id = $2`, tenantID, id).Scan(&owner)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("user %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("delete user %d: %w", id, err)
+	}
+	if owner {
+		return ErrOwner
+	}
 	for _, table := range []string{"access_tokens", "refresh_tokens"} {
 		if _, err := q.ExecContext(ctx, `DELETE FROM `+table+` WHERE tenant_id = $1 AND user_id = $2`, tenantID, id); err != nil {
 			return fmt.Errorf("delete user %d tokens: %w", id, err)
