@@ -393,15 +393,17 @@ func (sqliteExprs) nulls(d Direction) string {
 // collation, byte-wise, as on SQLite.
 type postgresExprs struct{}
 
+// declared casts only values of the right JSON type: another resource in
+// the same table may hold a string under the same name, and PostgreSQL
+// does not promise to test the resource before the cast.
 func (postgresExprs) declared(f Field) string {
 	a := "(doc ->> '" + f.Name + "')"
+	typeIs := func(t string) string { return "jsonb_typeof(doc -> '" + f.Name + "') = '" + t + "'" }
 	switch f.Type {
-	case Integer:
-		return "(" + a + "::bigint)"
-	case Number:
-		return "(" + a + "::numeric)"
+	case Integer, Number:
+		return "(CASE WHEN " + typeIs("number") + " THEN " + a + "::numeric END)"
 	case Boolean:
-		return "(" + a + "::boolean)"
+		return "(CASE WHEN " + typeIs("boolean") + " THEN " + a + "::boolean END)"
 	}
 	return "(" + a + ` COLLATE "C")`
 }
