@@ -109,7 +109,7 @@ func benchEntries(ctx context.Context, dsn string, d time.Duration) (string, flo
 		return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i%365).Format(time.DateOnly)
 	}
 	work := drive(func(i int) string {
-		return fmt.Sprintf(`{"trackingType":"WORK","project":%s,"task":%s,"day":"%s","duration":3600}`, projectID, taskID, day(i))
+		return fmt.Sprintf(`{"trackingType":"WORK","project":%s,"task":%s,"day":"%s","duration":3600,"sorting":1}`, projectID, taskID, day(i))
 	})
 	worktime := drive(func(i int) string {
 		dd := day(i)

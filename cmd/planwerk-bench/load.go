@@ -231,7 +231,7 @@ func (e *loadEnv) mixed() vegeta.Targeter {
 		case k < 90:
 			day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, int(i%300)).Format(time.DateOnly)
 			t.Method, t.URL = http.MethodPost, e.url+"/v1/time-entries"
-			t.Body = []byte(fmt.Sprintf(`{"project":%s,"task":%s,"day":"%s","duration":1800}`, e.project, e.task, day))
+			t.Body = []byte(fmt.Sprintf(`{"project":%s,"task":%s,"day":"%s","duration":1800,"sorting":1}`, e.project, e.task, day))
 		case k < 95:
 			t.Method, t.URL = http.MethodPost, e.url+"/v1/files/upload/document/"+e.doc+"?delete_others=1"
 			t.Body = uploadBody
