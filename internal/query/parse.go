@@ -89,7 +89,7 @@ func (p *parser) field(param, name string) (Field, error) {
 		return Field{}, errorf(param, "unknown attribute %q; this resource has %s", name, p.fieldList())
 	}
 	if !validName(name) {
-		return Field{}, errorf(param, "attribute name %q must be 1 to 64 letters, digits, '_' or '-'", name)
+		return Field{}, errorf(param, "attribute name %q must be 1 to 128 bytes of text without quotes, backslashes or control characters", name)
 	}
 	return Field{Name: name}, nil
 }
@@ -103,13 +103,15 @@ func (p *parser) fieldList() string {
 	return strings.Join(names, ", ")
 }
 
+// validName accepts the attribute names a client can store and query: any
+// UTF-8 text of 1 to 128 bytes without quotes, backslashes or control
+// characters (the names are bound as JSON paths, never written into SQL).
 func validName(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
+	if len(s) == 0 || len(s) > 128 || !utf8.ValidString(s) {
 		return false
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || r == '"' || r == '\\' {
 			return false
 		}
 	}
@@ -204,6 +206,8 @@ func (p *parser) parseWhere(raw string) (Node, error) {
 	return p.object(obj)
 }
 
+// depth counts nested criteria objects; the arrays of and, or and in do
+// not add a level of their own.
 func depth(v any) int {
 	switch x := v.(type) {
 	case map[string]any:
@@ -217,7 +221,7 @@ func depth(v any) int {
 		for _, e := range x {
 			d = max(d, depth(e))
 		}
-		return d + 1
+		return d
 	}
 	return 0
 }
@@ -508,7 +512,7 @@ func parseSort(values []string, s Schema) ([]SortKey, error) {
 				return errorf("sort", "unknown attribute %q", name)
 			}
 			if !validName(name) {
-				return errorf("sort", "attribute name %q must be 1 to 64 letters, digits, '_' or '-'", name)
+				return errorf("sort", "attribute name %q must be 1 to 128 bytes of text without quotes, backslashes or control characters", name)
 			}
 			f = Field{Name: name}
 		}
@@ -526,16 +530,22 @@ func parseSort(values []string, s Schema) ([]SortKey, error) {
 		}
 		return nil
 	}
+	// "attr", "attr DIR", or, for a name with spaces, "first name DIR".
 	addText := func(text string) error {
 		fields := strings.Fields(text)
-		switch len(fields) {
-		case 1:
+		switch {
+		case len(fields) == 1:
 			return add(fields[0], "")
-		case 2:
+		case len(fields) == 2:
 			return add(fields[0], fields[1])
-		default:
-			return errorf("sort", "%q is not \"attribute ASC|DESC\"", strings.TrimSpace(text))
+		case len(fields) > 2:
+			last := fields[len(fields)-1]
+			if strings.EqualFold(last, "ASC") || strings.EqualFold(last, "DESC") {
+				name := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(text), last))
+				return add(name, last)
+			}
 		}
+		return errorf("sort", "%q is not \"attribute ASC|DESC\"", strings.TrimSpace(text))
 	}
 	for _, v := range values {
 		v = strings.TrimSpace(v)
@@ -629,7 +639,8 @@ func sortJSON(v string, add func(name, dir string) error, addText func(string) e
 }
 
 // parsePopulate reads populate: a comma-separated list or JSON array of
-// reference attributes; empty or "true" means all, "false" none.
+// reference attributes; empty or "true" means all, "false" none. Names
+// that are not references of the resource expand nothing.
 func parsePopulate(values []string, s Schema) ([]string, error) {
 	var names []string
 	all := func() {
@@ -664,7 +675,7 @@ func parsePopulate(values []string, s Schema) ([]string, error) {
 			continue
 		}
 		if f, ok := s.Fields[n]; !ok || !f.Ref {
-			return nil, errorf("populate", "%q is not a reference attribute of this resource", n)
+			continue // populate is accepted; only references can be expanded
 		}
 		if !slices.Contains(out, n) {
 			out = append(out, n)
