@@ -107,8 +107,8 @@ func runUserResetPassword(ctx context.Context, args []string, stdio IO) error {
 	if password, err = readSecret(password, stdio); err != nil {
 		return err
 	}
-	if len(password) < 8 {
-		return fmt.Errorf("%w: the password must have at least 8 characters", ErrUsage)
+	if password == "" {
+		return fmt.Errorf("%w: the password must not be empty", ErrUsage)
 	}
 	t, err := db.TenantBySlug(ctx, slug)
 	if err != nil {

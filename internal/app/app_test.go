@@ -197,6 +197,31 @@ func TestTenantCreatePasswordSources(t *testing.T) {
 		}
 		checkPassword(t, admin(t, "from-flag"), "flag-password", true)
 	})
+	// A password only has to be non-empty: no minimum length.
+	t.Run("short from the flag", func(t *testing.T) {
+		r := create("short-flag", nil, "", "--admin-password", "x")
+		if r.err != nil {
+			t.Fatalf("one-character password refused: %v\n%s", r.err, r.stderr)
+		}
+		checkPassword(t, admin(t, "short-flag"), "x", true)
+	})
+	t.Run("short from stdin", func(t *testing.T) {
+		r := create("short-stdin", nil, "ab\n")
+		if r.err != nil {
+			t.Fatalf("two-character password refused: %v\n%s", r.err, r.stderr)
+		}
+		checkPassword(t, admin(t, "short-stdin"), "ab", true)
+	})
+	t.Run("empty line on stdin", func(t *testing.T) {
+		before := count(t, db, "tenants")
+		r := create("empty-stdin", nil, "\n")
+		if !errors.Is(r.err, app.ErrUsage) {
+			t.Errorf("empty password: err = %v, want ErrUsage", r.err)
+		}
+		if n := count(t, db, "tenants"); n != before {
+			t.Errorf("tenants %d → %d with an empty password", before, n)
+		}
+	})
 	t.Run("none", func(t *testing.T) {
 		before := count(t, db, "tenants")
 		r := create("no-password", nil, "")
@@ -227,7 +252,7 @@ func TestTenantCreateInvalid(t *testing.T) {
 		{"dotted slug", []string{"--slug", "acme.corp", "--admin-email", "a@b.test", "--admin-password", "long-enough"}},
 		{"missing slug", []string{"--admin-email", "a@b.test", "--admin-password", "long-enough"}},
 		{"bad e-mail", []string{"--slug", "acme", "--admin-email", "not-an-address", "--admin-password", "long-enough"}},
-		{"short password", []string{"--slug", "acme", "--admin-email", "a@b.test", "--admin-password", "short"}},
+		{"empty password", []string{"--slug", "acme", "--admin-email", "a@b.test", "--admin-password", ""}},
 		{"stray argument", []string{"--slug", "acme", "--admin-email", "a@b.test", "--admin-password", "long-enough", "extra"}},
 		{"unknown flag", []string{"--slug", "acme", "--admin-email", "a@b.test", "--admin-password", "long-enough", "--colour", "red"}},
 	}

@@ -47,7 +47,9 @@ func openS3(ctx context.Context, u *url.URL, accessKey, secretKey string) (*S3, 
 		return nil, fmt.Errorf("file store: bucket %s: %w", bucket, err)
 	}
 	if !exists {
-		if err := client.MakeBucket(ctx, bucket, minio.MakeBucketOptions{Region: q.Get("region")}); err != nil {
+		// Another instance starting at the same time may create it first.
+		err := client.MakeBucket(ctx, bucket, minio.MakeBucketOptions{Region: q.Get("region")})
+		if code := minio.ToErrorResponse(err).Code; err != nil && code != "BucketAlreadyOwnedByYou" && code != "BucketAlreadyExists" {
 			return nil, fmt.Errorf("file store: create bucket %s: %w", bucket, err)
 		}
 	}

@@ -143,7 +143,7 @@ func (e *polEnv) body(t *testing.T, r *resource.Resource, owner int64) skM {
 	body := skM{"label": label}
 	switch r.Name {
 	case "time-entries":
-		// DURATION mode, the default: WORK needs project, task, day, duration.
+		// DURATION mode, the default: WORK needs project, task, day, duration and sorting.
 		body["trackingType"] = "WORK"
 		body["project"] = e.refs["projects"]
 		body["task"] = e.refs["tasks"]

@@ -35,16 +35,19 @@ func (s *Server) resourceRoutes() {
 // since which the resource is deprecated).
 const deprecatedSince = "@1735689600" // 2025-01-01
 
-func markDeprecated(w http.ResponseWriter, r *resource.Resource) {
-	if r.Deprecated {
-		w.Header().Set("Deprecation", deprecatedSince)
+// markDeprecated sets the Deprecation header on every answer under a
+// deprecated resource's path, errors included.
+func (s *Server) markDeprecated(w http.ResponseWriter, path string) {
+	for _, r := range s.reg.All() {
+		if r.Deprecated && (path == r.Path() || strings.HasPrefix(path, r.Path()+"/")) {
+			w.Header().Set("Deprecation", deprecatedSince)
+		}
 	}
 }
 
 func (s *Server) list(r *resource.Resource) handlerFunc {
 	schema := r.Schema()
 	return func(w http.ResponseWriter, req *http.Request) error {
-		markDeprecated(w, r)
 		if len(req.URL.RawQuery) > maxQueryBytes {
 			return Errorf(http.StatusRequestURITooLong, "query_too_long", "the query string is longer than "+strconv.Itoa(maxQueryBytes)+" bytes")
 		}
@@ -105,7 +108,6 @@ func (s *Server) streamList(w http.ResponseWriter, req *http.Request, run func(e
 func (s *Server) get(r *resource.Resource) handlerFunc {
 	schema := r.Schema()
 	return func(w http.ResponseWriter, req *http.Request) error {
-		markDeprecated(w, r)
 		id, err := pathID(req)
 		if err != nil {
 			return err

@@ -197,6 +197,18 @@ func rsWantProblem(t *testing.T, m rsM, field string) {
 	}
 }
 
+// rsProblemMessage returns the message of the problem naming field.
+func rsProblemMessage(m rsM, field string) string {
+	ps, _ := m["problems"].([]any)
+	for _, p := range ps {
+		if pm, _ := p.(map[string]any); pm["field"] == field {
+			msg, _ := pm["message"].(string)
+			return msg
+		}
+	}
+	return ""
+}
+
 func rsID(t *testing.T, m rsM) int64 {
 	t.Helper()
 	f, ok := m["id"].(float64)
@@ -287,11 +299,38 @@ func TestRegistryPaths(t *testing.T) {
 						if allow := hdr.Get("Allow"); !strings.Contains(allow, "GET") || strings.Contains(allow, req.method) {
 							t.Errorf("%s %s: Allow %q", req.method, req.path, allow)
 						}
+						if dep := hdr.Get("Deprecation"); (path == "/v1/holidays") != (dep != "") {
+							t.Errorf("%s %s (405): Deprecation header %q", req.method, req.path, dep)
+						}
 					}
 					status, hdr, raw := c.send(t, http.MethodGet, path+"/1", nil)
 					rsWantError(t, "GET "+path+"/1", status, raw, http.StatusNotFound, "not_found")
-					if path == "/v1/holidays" && hdr.Get("Deprecation") == "" {
-						t.Errorf("GET %s/1: no Deprecation header", path)
+					if dep := hdr.Get("Deprecation"); (path == "/v1/holidays") != (dep != "") {
+						t.Errorf("GET %s/1 (404): Deprecation header %q", path, dep)
+					}
+					// Every answer under a deprecated path carries the header,
+					// errors included: 400, 401 and 404 as well as 405.
+					status, hdr, raw = c.send(t, http.MethodGet, path+"?limit=-1", nil)
+					rsWantError(t, "GET "+path+"?limit=-1", status, raw, http.StatusBadRequest, "invalid_query")
+					if dep := hdr.Get("Deprecation"); (path == "/v1/holidays") != (dep != "") {
+						t.Errorf("GET %s?limit=-1 (400): Deprecation header %q", path, dep)
+					}
+					for _, p := range []string{path, path + "/1"} {
+						anon := &rsClient{srv: srv, slug: c.slug, token: "not-a-token"}
+						status, hdr, raw = anon.send(t, http.MethodGet, p, nil)
+						if status != http.StatusUnauthorized {
+							t.Errorf("GET %s with a bad token: %d %s, want 401", p, status, raw)
+						}
+						if dep := hdr.Get("Deprecation"); (path == "/v1/holidays") != (dep != "") {
+							t.Errorf("GET %s (401): Deprecation header %q", p, dep)
+						}
+					}
+					for _, p := range []string{path + "/1/x", path + "/abc"} {
+						status, hdr, raw = c.send(t, http.MethodGet, p, nil)
+						rsWantError(t, "GET "+p, status, raw, http.StatusNotFound, "not_found")
+						if dep := hdr.Get("Deprecation"); (path == "/v1/holidays") != (dep != "") {
+							t.Errorf("GET %s (404): Deprecation header %q", p, dep)
+						}
 					}
 					if n := len(c.list(t, path)); n != 0 {
 						t.Errorf("a refused write left %d records", n)
@@ -390,7 +429,10 @@ const rsOpenBody = `{
 	"object": {"a": {"b": {"c": "d"}}, "n": -1, "t": true},
 	"emptyObject": {},
 	"with space": "s",
-	"dotted.key": "d"
+	"dotted.key": "d",
+	"größe": 1.5,
+	"名前": "なまえ",
+	"a/b:c[0]": true
 }`
 
 // TestAttributes: open attributes are stored as sent, declared attributes
@@ -427,6 +469,19 @@ func TestAttributes(t *testing.T) {
 				t.Fatalf("list by id: %v", listed)
 			}
 			check("list", listed[0])
+			// Names that are not identifiers are filterable like any other.
+			for _, q := range []string{
+				"where=" + url.QueryEscape(`{"größe":1.5}`),
+				"where=" + url.QueryEscape(`{"名前":{"startsWith":"な"}}`),
+				"where=" + url.QueryEscape(`{"with space":"s","dotted.key":"d"}`),
+				"where=" + url.QueryEscape(`{"a/b:c[0]":true}`),
+				url.QueryEscape("größe") + "=1.5",
+				url.QueryEscape("with space") + "=s",
+			} {
+				if got := c.ids(t, "/v1/projects?"+q); !slices.Equal(got, []int64{id}) {
+					t.Errorf("GET /v1/projects?%s: %v, want [%d]", q, got, id)
+				}
+			}
 			check("PATCH of another attribute", c.object(t, http.MethodPatch, fmt.Sprintf("/v1/projects/%d", id), rsM{"other": 1}, http.StatusOK))
 			check("GET after PATCH", c.get(t, "projects", id))
 			// Large integers keep every digit.
@@ -469,7 +524,7 @@ func TestAttributes(t *testing.T) {
 				t.Errorf("PATCH with owned attributes: %v", p)
 			}
 			// A read-only declared attribute is ignored too.
-			te := c.create(t, "time-entries", rsM{"day": "2026-01-05", "trackingType": "BREAK", "duration": 60, "validationStatus": "APPROVED"})
+			te := c.create(t, "time-entries", rsM{"day": "2026-01-05", "trackingType": "BREAK", "duration": 60, "sorting": 1, "validationStatus": "APPROVED"})
 			if te["validationStatus"] == "APPROVED" {
 				t.Errorf("client set validationStatus: %v", te)
 			}
@@ -499,6 +554,9 @@ func TestAttributes(t *testing.T) {
 				{"duration fraction", "time-entries", rsM{"day": "2026-01-05", "duration": 1.5}, "duration"},
 				{"duration bool", "time-entries", rsM{"day": "2026-01-05", "duration": true}, "duration"},
 				{"sorting text", "time-entries", rsM{"day": "2026-01-05", "sorting": "1"}, "sorting"},
+				{"sorting fraction", "time-entries", rsM{"day": "2026-01-05", "duration": 60, "sorting": 1.5}, "sorting"},
+				{"WORK without sorting under DURATION", "time-entries", rsM{"day": "2026-01-05", "trackingType": "WORK", "project": projectID, "task": taskID, "duration": 60}, "sorting"},
+				{"BREAK without sorting under DURATION", "time-entries", rsM{"day": "2026-01-05", "trackingType": "BREAK", "duration": 60}, "sorting"},
 				{"day month 13", "time-entries", rsM{"day": "2026-13-01"}, "day"},
 				{"day 30 February", "time-entries", rsM{"day": "2026-02-30"}, "day"},
 				{"day with time", "time-entries", rsM{"day": "2026-01-05T00:00:00.000Z"}, "day"},
@@ -530,7 +588,7 @@ func TestAttributes(t *testing.T) {
 				{"users email no address", "users", rsM{"email": "not an address"}, "email"},
 				{"users email with name", "users", rsM{"email": "Someone <someone@acme.test>"}, "email"},
 				{"users email number", "users", rsM{"email": 5}, "email"},
-				{"users password short", "users", rsM{"email": "short@acme.test", "password": "short"}, "password"},
+				{"users password empty", "users", rsM{"email": "short@acme.test", "password": ""}, "password"},
 				{"users password number", "users", rsM{"email": "num@acme.test", "password": 12345678}, "password"},
 			}
 			for _, tc := range cases {
@@ -540,9 +598,9 @@ func TestAttributes(t *testing.T) {
 				})
 			}
 			// A PATCH is validated the same way, and leaves the record alone.
-			te := c.create(t, "time-entries", rsM{"day": "2026-01-05", "trackingType": "BREAK", "duration": 60})
+			te := c.create(t, "time-entries", rsM{"day": "2026-01-05", "trackingType": "BREAK", "duration": 60, "sorting": 1})
 			id := rsID(t, te)
-			for field, v := range map[string]any{"duration": "x", "day": "2026-13-01", "trackingType": "FUN"} {
+			for field, v := range map[string]any{"duration": "x", "day": "2026-13-01", "trackingType": "FUN", "sorting": nil} {
 				m := c.fail(t, http.MethodPatch, fmt.Sprintf("/v1/time-entries/%d", id), rsM{field: v}, http.StatusBadRequest, "invalid")
 				rsWantProblem(t, m, field)
 			}
@@ -624,6 +682,40 @@ func TestAttributes(t *testing.T) {
 					rsWantProblem(t, m, tc.field)
 				})
 			}
+			// The messages name the field, the resource and the id, and a
+			// category the model it is for.
+			for _, tc := range []struct {
+				name, res string
+				body      rsM
+				field     string
+				want      string
+			}{
+				{"missing project", "time-entries", rsM{"day": "2026-01-05", "project": missing},
+					"project", fmt.Sprintf("project names no projects record %d in this tenant", missing)},
+				{"missing user", "time-entries", rsM{"day": "2026-01-05", "user": missing},
+					"user", fmt.Sprintf("user names no users record %d in this tenant", missing)},
+				{"task that is a project", "time-entries", rsM{"day": "2026-01-05", "task": projectID},
+					"task", fmt.Sprintf("task names no tasks record %d in this tenant", projectID)},
+				{"document of a missing project", "documents", rsM{"model": "project", "record": missing},
+					"record", fmt.Sprintf("record names no projects record %d in this tenant", missing)},
+				{"document about another tenant's user", "documents", rsM{"model": "user", "record": foreignUser},
+					"record", fmt.Sprintf("record names no users record %d in this tenant", foreignUser)},
+				{"missing tag", "tag-assignments", rsM{"tag": missing, "model": "project", "record": projectID},
+					"tag", fmt.Sprintf("tag names no tags record %d in this tenant", missing)},
+				{"project category of a user document", "documents", rsM{"model": "user", "record": tn.AdminID, "category": 7},
+					"category", "category 7 is for project documents, not user documents"},
+				{"user category of a project document", "documents", rsM{"model": "project", "record": projectID, "category": 1},
+					"category", "category 1 is for user documents, not project documents"},
+				{"client category of a project document", "documents", rsM{"model": "project", "record": projectID, "category": 11},
+					"category", "category 11 is for client documents, not project documents"},
+			} {
+				t.Run("message/"+tc.name, func(t *testing.T) {
+					m := c.fail(t, http.MethodPost, "/v1/"+tc.res, tc.body, http.StatusBadRequest, "invalid")
+					if got := rsProblemMessage(m, tc.field); got != tc.want {
+						t.Errorf("problem on %s: %q, want %q", tc.field, got, tc.want)
+					}
+				})
+			}
 			// A PATCH that points a reference elsewhere is checked too.
 			te := c.create(t, "time-entries", rsM{"day": "2026-01-05", "trackingType": "WORK", "project": projectID, "task": taskID, "duration": 60, "sorting": 1})
 			id := rsID(t, te)
@@ -647,6 +739,9 @@ func TestAttributes(t *testing.T) {
 				newRec := map[string]int64{"user": tn.AdminID, "project": projectID}[newModel]
 				m := c.fail(t, http.MethodPatch, fmt.Sprintf("/v1/documents/%d", rsID(t, d)), rsM{"model": newModel, "record": newRec}, http.StatusBadRequest, "invalid")
 				rsWantProblem(t, m, "category")
+				if got, want := rsProblemMessage(m, "category"), fmt.Sprintf("category %d is for %s documents, not %s documents", cat, model, newModel); got != want {
+					t.Errorf("model switch: category problem %q, want %q", got, want)
+				}
 				c.object(t, http.MethodDelete, fmt.Sprintf("/v1/documents/%d", rsID(t, d)), nil, http.StatusOK)
 			}
 		})
@@ -755,6 +850,19 @@ func TestAttributes(t *testing.T) {
 			}
 			p := c.object(t, http.MethodPatch, fmt.Sprintf("/v1/users/%d", id), rsM{"password": "changed-password"}, http.StatusOK)
 			secretKeys("PATCH", p)
+			// A password only has to be non-empty: no minimum length.
+			tiny := c.create(t, "users", rsM{"email": "tiny@acme.test", "password": "x"})
+			secretKeys("POST short password", tiny)
+			tc := rsSignIn(t, srv, testenv.Tenant{Slug: tn.Slug, AdminEmail: "tiny@acme.test", Password: "x"})
+			if _, _, tme := me(t, srv, tn.Slug, tc.token); rsNum(tme["id"]) != rsID(t, tiny) {
+				t.Errorf("signed in with a one-character password as %v, want user %d", tme, rsID(t, tiny))
+			}
+			c.object(t, http.MethodPatch, fmt.Sprintf("/v1/users/%d", rsID(t, tiny)), rsM{"password": "é"}, http.StatusOK)
+			rsSignIn(t, srv, testenv.Tenant{Slug: tn.Slug, AdminEmail: "tiny@acme.test", Password: "é"})
+			m := c.fail(t, http.MethodPatch, fmt.Sprintf("/v1/users/%d", rsID(t, tiny)), rsM{"password": ""}, http.StatusBadRequest, "invalid")
+			rsWantProblem(t, m, "password")
+			c.object(t, http.MethodDelete, fmt.Sprintf("/v1/users/%d", rsID(t, tiny)), nil, http.StatusOK)
+
 			// The password works for signing in, in any case of the e-mail address.
 			person := testenv.Tenant{Slug: tn.Slug, AdminEmail: "person@ACME.test", Password: "changed-password"}
 			pc := rsSignIn(t, srv, person)
@@ -795,12 +903,14 @@ type rsListCase struct {
 }
 
 // rsProjectRows are the records of TestListLanguage (grp is added: g0, g1, g2
-// by index modulo 3).
+// by index modulo 3). Some carry attributes whose names are not plain
+// identifiers ("größe", "first name", "a.b"): any text of 1 to 128 bytes
+// without quotes, backslashes or control characters is a name.
 var rsProjectRows = []string{
-	0:  `{"name":"Alpha","budget":100,"active":true,"tags":["a","b"],"code":"5"}`,
-	1:  `{"name":"alpha","budget":5,"active":false,"tags":["b"],"code":5}`,
-	2:  `{"name":"Beta","budget":12.5,"active":true}`,
-	3:  `{"name":"beta","budget":-3,"active":null}`,
+	0:  `{"name":"Alpha","budget":100,"active":true,"tags":["a","b"],"code":"5","größe":3,"first name":"Ann","a.b":1}`,
+	1:  `{"name":"alpha","budget":5,"active":false,"tags":["b"],"code":5,"größe":10,"first name":"Bob"}`,
+	2:  `{"name":"Beta","budget":12.5,"active":true,"größe":"3"}`,
+	3:  `{"name":"beta","budget":-3,"active":null,"a":{"b":1}}`,
 	4:  `{"name":"100%","budget":0,"active":true}`,
 	5:  `{"name":"100x","budget":1000}`,
 	6:  `{"name":"a_b","budget":7.25,"active":false}`,
@@ -924,10 +1034,17 @@ func TestListLanguage(t *testing.T) {
 		activeTrue := []int{0, 2, 4, 8, 12, 14, 20, 23, 26, 29}
 		activeFalse := []int{1, 6, 9, 15, 24, 27}
 
-		// 15 nested "or" groups around {"name": ["Alpha"]} are 32 levels deep.
+		// The depth of where counts nested criteria objects; the arrays of
+		// or, and and in add no level. 31 nested "or" groups around
+		// {"name": ["Alpha"]} are 32 levels deep.
 		nestedOr := func(levels int, inner string) string {
 			return strings.Repeat(`{"or":[`, levels) + inner + strings.Repeat(`]}`, levels)
 		}
+		nestedAnd := func(levels int, inner string) string {
+			return strings.Repeat(`{"and":[`, levels) + inner + strings.Repeat(`]}`, levels)
+		}
+		// A name of 128 bytes (64 two-byte letters), and one of 130.
+		name128, name130 := strings.Repeat("é", 64), strings.Repeat("é", 65)
 
 		cases := []rsListCase{
 			// Per-attribute filters.
@@ -1019,7 +1136,34 @@ func TestListLanguage(t *testing.T) {
 			{name: "and", query: rsWhere(`{"and":[{"budget":{">":20}},{"budget":{"<":24}}]}`), want: []int{21, 22, 23}},
 			{name: "nested", query: rsWhere(`{"or":[{"and":[{"active":true},{"budget":{"<":20}}]},{"name":"mu"}]}`), want: []int{2, 4, 24}},
 			{name: "or beside attributes", query: rsWhere(`{"grp":"g1","or":[{"active":false},{"budget":{">=":25}}]}`), want: []int{1, 13, 16, 25, 28}},
-			{name: "depth 32 is fine", query: rsWhere(nestedOr(15, `{"name":["Alpha"]}`)), want: []int{0}},
+			{name: "depth 32 is fine", query: rsWhere(nestedOr(31, `{"name":["Alpha"]}`)), want: []int{0}},
+			{name: "depth 32 of and is fine", query: rsWhere(nestedAnd(31, `{"name":["Alpha","Beta"]}`)), want: []int{0, 2}},
+			{name: "depth 32 with a modifier object is fine", query: rsWhere(nestedAnd(30, `{"name":{"in":["Alpha","Beta"]}}`)), want: []int{0, 2}},
+
+			// Attribute names are any text without quotes, backslashes or
+			// control characters: filterable and sortable like any other.
+			{name: "unicode attribute", query: rsWhere(`{"größe":3}`), want: []int{0}},
+			{name: "unicode attribute range", query: rsWhere(`{"größe":{">=":3}}`), want: []int{0, 1}},
+			{name: "unicode attribute string", query: rsWhere(`{"größe":"3"}`), want: []int{2}},
+			{name: "unicode attribute null", query: rsWhere(`{"größe":null}`), want: rsExcept(0, 1, 2)},
+			{name: "unicode attribute filter", query: rsQuery("größe", "3"), want: []int{0, 2}},
+			{name: "unicode attribute in or", query: rsWhere(`{"or":[{"größe":10},{"name":"Beta"}]}`), want: []int{1, 2}},
+			{name: "sort by a unicode attribute", query: rsQuery("sort", "größe DESC"), want: append([]int{2, 1, 0}, rsSpan(3, 29)...)},
+			{name: "attribute name with a space", query: rsWhere(`{"first name":"Bob"}`), want: []int{1}},
+			{name: "attribute name with a space as filter", query: rsQuery("first name", "Ann"), want: []int{0}},
+			{name: "attribute name with a space startsWith", query: rsWhere(`{"first name":{"startsWith":"A"}}`), want: []int{0}},
+			{name: "sort by a name with a space", query: rsQuery("sort", "first name DESC"), want: append([]int{1, 0}, rsSpan(2, 29)...)},
+			{name: "sort by a name with a space in JSON", query: rsQuery("sort", `[{"first name":"DESC"}]`), want: append([]int{1, 0}, rsSpan(2, 29)...)},
+			{name: "attribute name with a dot is one name", query: rsWhere(`{"a.b":1}`), want: []int{0}},
+			{name: "attribute name with a dot is not a path", query: rsWhere(`{"a.b":{"!=":null}}`), want: []int{0}},
+			{name: "attribute name with a dot as filter", query: rsQuery("a.b", "1"), want: []int{0}},
+			{name: "sort by a dotted name", query: rsQuery("sort", "a.b"), want: append(rsSpan(1, 29), 0)},
+			{name: "attribute name of 128 bytes", query: rsWhere(`{"` + name128 + `":null}`), want: all},
+
+			// populate naming an attribute that is not a reference expands nothing.
+			{name: "populate non-reference", query: rsQuery("populate", "name"), want: all},
+			{name: "populate unknown attribute", query: rsQuery("populate", "nobody,größe"), want: all},
+			{name: "populate JSON non-reference", query: rsQuery("populate", `["name","budget"]`, "where", `{"name":"Alpha"}`), want: []int{0}},
 
 			// where is the entire criteria.
 			{name: "where overrides filters", query: rsQuery("name", "Alpha", "where", `{"name":"beta"}`), want: []int{3}},
@@ -1227,8 +1371,10 @@ func TestListLanguage(t *testing.T) {
 			{"or of strings", rsWhere(`{"or":["name"]}`)},
 			{"and without array", rsWhere(`{"and":"x"}`)},
 			{"and of arrays", rsWhere(`{"and":[[]]}`)},
-			{"depth 33", rsWhere(nestedOr(16, `{"name":"Alpha"}`))},
-			{"depth 33 in a value", rsWhere(`{"name":{"in":` + strings.Repeat("[", 32) + strings.Repeat("]", 32) + `}}`)},
+			{"depth 33", rsWhere(nestedOr(32, `{"name":"Alpha"}`))},
+			{"depth 33 of and", rsWhere(nestedAnd(32, `{"name":"Alpha"}`))},
+			{"depth 33 of mixed groups", rsWhere(nestedAnd(16, nestedOr(16, `{"name":"Alpha"}`)))},
+			{"in with nested arrays", rsWhere(`{"name":{"in":` + strings.Repeat("[", 32) + strings.Repeat("]", 32) + `}}`)},
 			{"range with bool", rsWhere(`{"budget":{"<":true}}`)},
 			{"range with null", rsWhere(`{"budget":{">=":null}}`)},
 			{"range with array", rsWhere(`{"budget":{">":[1]}}`)},
@@ -1239,9 +1385,18 @@ func TestListLanguage(t *testing.T) {
 			{"createdAt not a date", rsWhere(`{"createdAt":"yesterday"}`)},
 			{"createdAt without milliseconds", rsQuery("createdAt", "2026-01-05T10:00:00Z")},
 			{"createdAt month 13", rsQuery("createdAt", "2026-13-01")},
-			{"attribute name with a dot", rsWhere(`{"a.b":1}`)},
-			{"attribute name with a space", rsWhere(`{"a b":1}`)},
+			{"attribute name with a quote", rsWhere(`{"a\"b":1}`)},
+			{"attribute name with a backslash", rsWhere(`{"a\\b":1}`)},
+			{"attribute name with a control character", rsWhere(`{"a\u0001b":1}`)},
+			{"attribute name with a tab", rsWhere(`{"a\tb":1}`)},
+			{"attribute name with DEL", rsWhere(`{"a\u007fb":1}`)},
+			{"empty attribute name", rsWhere(`{"":1}`)},
+			{"attribute name over 128 bytes", rsWhere(`{"` + name130 + `":1}`)},
+			{"attribute name with a quote in or", rsWhere(`{"or":[{"name":"Alpha"},{"a\"b":1}]}`)},
 			{"filter name with a quote", rsQuery(`a"b`, "1")},
+			{"filter name with a backslash", rsQuery(`a\b`, "1")},
+			{"filter name with a control character", rsQuery("a\x01b", "1")},
+			{"filter name over 128 bytes", rsQuery(name130, "1")},
 			{"id filter not a number", rsQuery("id", "abc")},
 			{"limit -1", rsQuery("limit", "-1")},
 			{"limit abc", rsQuery("limit", "abc")},
@@ -1256,8 +1411,13 @@ func TestListLanguage(t *testing.T) {
 			{"sort JSON direction", rsQuery("sort", `[{"name":"UP"}]`)},
 			{"sort JSON direction not a string", rsQuery("sort", `{"name":1}`)},
 			{"sort JSON broken", rsQuery("sort", `["name"`)},
-			{"sort bad attribute name", rsQuery("sort", "a.b")},
-			{"populate non-reference", rsQuery("populate", "name")},
+			{"sort name with a quote", rsQuery("sort", `a"b`)},
+			{"sort name with a backslash", rsQuery("sort", `a\b DESC`)},
+			{"sort name with a control character", rsQuery("sort", "a\x01b")},
+			{"sort JSON name with a quote", rsQuery("sort", `[{"a\"b":"ASC"}]`)},
+			{"sort name over 128 bytes", rsQuery("sort", name130)},
+			{"populate malformed JSON", rsQuery("populate", `["name"`)},
+			{"populate JSON numbers", rsQuery("populate", `[1]`)},
 		}
 		for _, tc := range errCases {
 			t.Run("error/"+tc.name, func(t *testing.T) {
@@ -1269,6 +1429,20 @@ func TestListLanguage(t *testing.T) {
 		}
 		// A malformed query string is refused, not guessed at.
 		c.fail(t, http.MethodGet, "/v1/projects?name=%zz", nil, http.StatusBadRequest, "invalid_query")
+		// populate of attributes that are not references changes nothing in the records.
+		plain := c.list(t, "/v1/projects")
+		for _, q := range []string{"populate=name", "populate=" + url.QueryEscape(`["tags","größe"]`), "populate=nobody"} {
+			if got := c.list(t, "/v1/projects?"+q); !reflect.DeepEqual(got, plain) {
+				t.Errorf("GET /v1/projects?%s changed the records:\n got %v\nwant %v", q, got, plain)
+			}
+		}
+		// Names that are not plain identifiers round-trip unchanged.
+		if got := c.get(t, "projects", ids[0]); got["größe"] != 3.0 || got["first name"] != "Ann" || got["a.b"] != 1.0 {
+			t.Errorf("project with unusual attribute names: %v", got)
+		}
+		if got := c.get(t, "projects", ids[3]); !reflect.DeepEqual(got["a"], map[string]any{"b": 1.0}) {
+			t.Errorf("project with a nested object: %v", got)
+		}
 	})
 
 	sq, pg := results["sqlite"], results["postgres"]
@@ -1415,12 +1589,20 @@ func TestProjectDayList(t *testing.T) {
 			{"day number", rsWhere(`{"day":20260101}`)},
 			{"project not a number", rsQuery("project", "one")},
 			{"sort on unknown attribute", rsQuery("sort", "name")},
-			{"populate unknown", rsQuery("populate", "user")},
+			{"populate malformed JSON", rsQuery("populate", `["project"`)},
 		}
 		for _, tc := range errs {
 			t.Run("error/"+tc.name, func(t *testing.T) {
 				c.fail(t, http.MethodGet, "/v1/project-days?"+tc.query.Encode(), nil, http.StatusBadRequest, "invalid_query")
 			})
+		}
+		// populate naming no reference (unknown, or not a reference) is
+		// accepted and expands nothing.
+		plain := c.list(t, "/v1/project-days")
+		for _, q := range []string{"populate=user", "populate=day", "populate=" + url.QueryEscape(`["validationStatus","nobody"]`)} {
+			if got := c.list(t, "/v1/project-days?"+q); !reflect.DeepEqual(got, plain) {
+				t.Errorf("GET /v1/project-days?%s:\n got %v\nwant %v", q, got, plain)
+			}
 		}
 		// populate expands the project.
 		pop := c.list(t, "/v1/project-days?populate=project&where="+url.QueryEscape(`{"project":`+P2+`}`))
@@ -1535,12 +1717,30 @@ func TestPopulate(t *testing.T) {
 		if !reflect.DeepEqual(docs[rsID(t, doc)]["record"], map[string]any(project)) || !reflect.DeepEqual(docs[rsID(t, udoc)]["record"], map[string]any(admin)) {
 			t.Errorf("documents populate=record: %v", docs)
 		}
-		// Only reference attributes can be populated.
-		for _, q := range []string{"populate=notARef", "populate=duration", "populate=project,notARef", "populate=day", `populate=[1]`, "populate=%5B"} {
+		// Only reference attributes are expanded; other names are ignored
+		// (200, nothing expanded for them), but malformed JSON is refused.
+		for _, q := range []string{"populate=notARef", "populate=duration", "populate=day", "populate=" + url.QueryEscape(`["notARef","sorting"]`)} {
+			if got := byID(c.list(t, "/v1/time-entries?"+q)); !reflect.DeepEqual(got, plain) {
+				t.Errorf("%s: %v, want the unpopulated records %v", q, got, plain)
+			}
+			one := c.object(t, http.MethodGet, fmt.Sprintf("/v1/time-entries/%d?%s", id1, q), nil, http.StatusOK)
+			if !reflect.DeepEqual(one, plain[id1]) {
+				t.Errorf("GET ?%s: %v, want %v", q, one, plain[id1])
+			}
+		}
+		for _, q := range []string{"populate=project,notARef", "populate=" + url.QueryEscape(`["notARef","project"]`)} {
+			got := byID(c.list(t, "/v1/time-entries?"+q))[id1]
+			if !reflect.DeepEqual(got["project"], map[string]any(project)) || got["task"] != float64(tid) || got["user"] != float64(tn.AdminID) {
+				t.Errorf("%s: %v, want only the project expanded", q, got)
+			}
+		}
+		if got, want := c.list(t, "/v1/projects?populate=name"), c.list(t, "/v1/projects"); !reflect.DeepEqual(got, want) {
+			t.Errorf("projects?populate=name: %v, want %v", got, want)
+		}
+		for _, q := range []string{`populate=[1]`, "populate=%5B", "populate=" + url.QueryEscape(`["project"`), "populate=" + url.QueryEscape(`[{"a":1}]`)} {
 			c.fail(t, http.MethodGet, "/v1/time-entries?"+q, nil, http.StatusBadRequest, "invalid_query")
 			c.fail(t, http.MethodGet, fmt.Sprintf("/v1/time-entries/%d?%s", id1, q), nil, http.StatusBadRequest, "invalid_query")
 		}
-		c.fail(t, http.MethodGet, "/v1/projects?populate=name", nil, http.StatusBadRequest, "invalid_query")
 		// A dangling reference populates to null.
 		c.object(t, http.MethodDelete, fmt.Sprintf("/v1/projects/%d", pid), nil, http.StatusOK)
 		list := byID(c.list(t, "/v1/time-entries?populate=project,task"))
@@ -1590,7 +1790,9 @@ func rsValidBody(t *testing.T, r *resource.Resource, fx rsFixtures, extra rsM) r
 	case "documents":
 		body = rsM{"model": "user", "record": fx.admin}
 	case "time-entries":
-		body = rsM{"day": "2026-01-05", "trackingType": "BREAK", "duration": 60} // a break needs no project
+		// A break needs no project; under DURATION (the default) it needs
+		// duration and sorting.
+		body = rsM{"day": "2026-01-05", "trackingType": "BREAK", "duration": 60, "sorting": 1}
 	case "project-days":
 		body = rsM{"day": "2026-01-05", "project": fx.project, "validationStatus": "APPROVED"}
 	case "skill-assignments":
@@ -1789,16 +1991,16 @@ func TestMemberPolicy(t *testing.T) {
 			if own["user"] != float64(memberID) {
 				t.Errorf("member's entry belongs to %v, want %d", own["user"], memberID)
 			}
-			explicit := member.create(t, "time-entries", rsM{"day": "2026-01-06", "trackingType": "BREAK", "duration": 60, "user": memberID})
+			explicit := member.create(t, "time-entries", rsM{"day": "2026-01-06", "trackingType": "BREAK", "duration": 60, "sorting": 1, "user": memberID})
 			if explicit["user"] != float64(memberID) {
 				t.Errorf("explicit own user: %v", explicit)
 			}
-			member.fail(t, http.MethodPost, "/v1/time-entries", rsM{"day": "2026-01-05", "trackingType": "BREAK", "duration": 60, "user": tn.AdminID}, http.StatusForbidden, "forbidden")
+			member.fail(t, http.MethodPost, "/v1/time-entries", rsM{"day": "2026-01-05", "trackingType": "BREAK", "duration": 60, "sorting": 1, "user": tn.AdminID}, http.StatusForbidden, "forbidden")
 			if got := count(); got != n+2 {
 				t.Errorf("time entries: %d, want %d", got, n+2)
 			}
 
-			adminEntry := admin.create(t, "time-entries", rsM{"day": "2026-01-05", "trackingType": "BREAK", "duration": 30})
+			adminEntry := admin.create(t, "time-entries", rsM{"day": "2026-01-05", "trackingType": "BREAK", "duration": 30, "sorting": 1})
 			aid := rsID(t, adminEntry)
 			if adminEntry["user"] != float64(tn.AdminID) {
 				t.Errorf("admin's entry: %v", adminEntry)
@@ -1826,7 +2028,7 @@ func TestMemberPolicy(t *testing.T) {
 			if ap["duration"] != 240.0 || ap["user"] != float64(memberID) {
 				t.Errorf("admin's PATCH of the member's entry: %v", ap)
 			}
-			forMember := admin.create(t, "time-entries", rsM{"day": "2026-01-07", "trackingType": "BREAK", "duration": 60, "user": memberID})
+			forMember := admin.create(t, "time-entries", rsM{"day": "2026-01-07", "trackingType": "BREAK", "duration": 60, "sorting": 2, "user": memberID})
 			if forMember["user"] != float64(memberID) {
 				t.Errorf("admin's entry for the member: %v", forMember)
 			}

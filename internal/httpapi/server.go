@@ -147,6 +147,7 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 // dispatch routes the request; paths and methods the mux does not know are
 // answered with the contract's JSON 404 and 405 instead of plain text.
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
+	s.markDeprecated(w, r.URL.Path)
 	h, pattern := s.mux.Handler(r)
 	if pattern != "" {
 		s.mux.ServeHTTP(w, r) // sets the path values

@@ -965,6 +965,20 @@ func TestSkPublicHoliday(t *testing.T) {
 					continue // the per-tenant counter of SQLite may repeat ids in beta
 				}
 				a.fail(t, http.MethodGet, fmt.Sprintf("/v1/holidays/%d", id), nil, http.StatusNotFound)
+				if status, hdr, _ := a.send(t, http.MethodGet, fmt.Sprintf("/v1/holidays/%d", id), nil); status != http.StatusNotFound || hdr.Get("Deprecation") == "" {
+					t.Errorf("GET /v1/holidays/%d: %d, Deprecation %q", id, status, hdr.Get("Deprecation"))
+				}
+			}
+			// Without a valid token: 401, still marked deprecated.
+			anon := &skClient{srv: a.srv, slug: a.slug, token: "expired-or-unknown"}
+			for _, p := range []string{"/v1/holidays", fmt.Sprintf("/v1/holidays/%d", skID(t, xmas))} {
+				if status, hdr, raw := anon.send(t, http.MethodGet, p, nil); status != http.StatusUnauthorized || hdr.Get("Deprecation") == "" {
+					t.Errorf("GET %s without a valid token: %d, Deprecation %q: %s", p, status, hdr.Get("Deprecation"), raw)
+				}
+			}
+			// Other resources are not deprecated.
+			if _, hdr, _ := anon.send(t, http.MethodGet, "/v1/absences", nil); hdr.Get("Deprecation") != "" {
+				t.Errorf("GET /v1/absences: Deprecation %q", hdr.Get("Deprecation"))
 			}
 			// The absences are still absences.
 			if got := a.ids(t, "/v1/absences"); len(got) != 4 {
@@ -983,10 +997,14 @@ func TestSkPublicHoliday(t *testing.T) {
 			hp := fmt.Sprintf("/v1/holidays/%d", skID(t, xmas))
 			n := skCount(t, a, "/v1/absences")
 			a.fail(t, http.MethodPost, "/v1/holidays", skM{"absenceType": ph, "name": "new", "day": "2026-10-03"}, http.StatusMethodNotAllowed)
+			// The 405 answers are answers of a deprecated resource too.
+			if status, hdr, raw := a.send(t, http.MethodPost, "/v1/holidays", skM{"name": "new"}); status != http.StatusMethodNotAllowed || hdr.Get("Deprecation") == "" {
+				t.Errorf("POST /v1/holidays: %d, Deprecation %q: %s", status, hdr.Get("Deprecation"), raw)
+			}
 			for _, m := range []string{http.MethodPatch, http.MethodPut, http.MethodDelete} {
 				status, hdr, raw := a.send(t, m, hp, skM{"name": "changed"})
-				if status != http.StatusMethodNotAllowed || hdr.Get("Allow") == "" {
-					t.Errorf("%s %s: %d, Allow %q: %s", m, hp, status, hdr.Get("Allow"), raw)
+				if status != http.StatusMethodNotAllowed || hdr.Get("Allow") == "" || hdr.Get("Deprecation") == "" {
+					t.Errorf("%s %s: %d, Allow %q, Deprecation %q: %s", m, hp, status, hdr.Get("Allow"), hdr.Get("Deprecation"), raw)
 				}
 			}
 			if got := a.get(t, "absences", skID(t, xmas)); !reflect.DeepEqual(got, xmas) {

@@ -437,29 +437,38 @@ func TestTTEntryFieldRules(t *testing.T) {
 			body map[string]any
 			want map[string][]string // by combo; ttOK: 201; absent: not tried
 		}{
-			// WORK: project and task, time fields by timerMode.
-			{"WORK duration", work("duration", 3600), ttModes(ttOK, []string{"startTime", "duration"})},
-			{"WORK trackingType omitted", m("project", e.p1, "task", e.t1, "duration", 60), ttModes(ttOK, []string{"startTime", "duration"})},
-			{"WORK trackingType null", m("trackingType", nil, "project", e.p1, "task", e.t1, "duration", 60), ttModes(ttOK, []string{"startTime", "duration"})},
+			// WORK: project and task, time fields by timerMode. DURATION
+			// wants duration and sorting (SPEC.md: "duration and sorting; no
+			// start or end times"), START_TIME_END_TIME startTime and
+			// endTime without sorting.
+			{"WORK duration without sorting", work("duration", 3600), ttModes([]string{"sorting"}, []string{"startTime", "duration"})},
+			{"WORK sorting without duration", work("sorting", 1), ttModes([]string{"duration"}, []string{"startTime", "sorting"})},
+			{"WORK trackingType omitted", m("project", e.p1, "task", e.t1, "duration", 60, "sorting", 1), ttModes(ttOK, []string{"startTime", "duration", "sorting"})},
+			{"WORK trackingType null", m("trackingType", nil, "project", e.p1, "task", e.t1, "duration", 60, "sorting", 1), ttModes(ttOK, []string{"startTime", "duration", "sorting"})},
 			{"WORK duration and sorting", work("duration", 3600, "sorting", 2), ttModes(ttOK, []string{"startTime", "duration", "sorting"})},
-			{"WORK zero duration", work("duration", 0), ttModes(ttOK, []string{"startTime", "duration"})},
-			{"WORK startTime and endTime", work("startTime", start, "endTime", end), ttModes([]string{"duration", "startTime", "endTime"}, ttOK)},
-			{"WORK running (startTime only)", work("startTime", start), ttModes([]string{"duration", "startTime"}, ttOK)},
-			{"WORK start, end and duration", work("startTime", start, "endTime", end, "duration", 5400), ttModes([]string{"startTime", "endTime"}, []string{"duration"})},
+			{"WORK zero duration", work("duration", 0, "sorting", 0), ttModes(ttOK, []string{"startTime", "duration", "sorting"})},
+			{"WORK negative sorting", work("duration", 60, "sorting", -3), ttModes(ttOK, []string{"startTime", "duration", "sorting"})},
+			{"WORK sorting null", work("duration", 60, "sorting", nil), ttModes([]string{"sorting"}, []string{"startTime", "duration"})},
+			{"WORK startTime and endTime", work("startTime", start, "endTime", end), ttModes([]string{"duration", "sorting", "startTime", "endTime"}, ttOK)},
+			{"WORK running (startTime only)", work("startTime", start), ttModes([]string{"duration", "sorting", "startTime"}, ttOK)},
+			{"WORK start, end and duration", work("startTime", start, "endTime", end, "duration", 5400), ttModes([]string{"sorting", "startTime", "endTime"}, []string{"duration"})},
+			{"WORK start, end, duration and sorting", work("startTime", start, "endTime", end, "duration", 5400, "sorting", 1), ttModes([]string{"startTime", "endTime"}, []string{"duration", "sorting"})},
 			{"WORK start, end and sorting", work("startTime", start, "endTime", end, "sorting", 1), ttModes([]string{"duration", "startTime", "endTime"}, []string{"sorting"})},
-			{"WORK duration and endTime", work("duration", 60, "endTime", end), ttModes([]string{"endTime"}, []string{"startTime", "duration"})},
-			{"WORK endTime only", work("endTime", end), ttModes([]string{"duration", "endTime"}, []string{"startTime"})},
-			{"WORK no time fields", work(), ttModes([]string{"duration"}, []string{"startTime"})},
-			{"WORK without project (duration)", m("trackingType", "WORK", "task", e.t1, "duration", 60), map[string][]string{"D": {"project"}, "DW": {"project"}}},
+			{"WORK duration and endTime", work("duration", 60, "sorting", 1, "endTime", end), ttModes([]string{"endTime"}, []string{"startTime", "duration", "sorting"})},
+			{"WORK endTime only", work("endTime", end), ttModes([]string{"duration", "sorting", "endTime"}, []string{"startTime"})},
+			{"WORK no time fields", work(), ttModes([]string{"duration", "sorting"}, []string{"startTime"})},
+			{"WORK without project (duration)", m("trackingType", "WORK", "task", e.t1, "duration", 60, "sorting", 1), map[string][]string{"D": {"project"}, "DW": {"project"}}},
 			{"WORK without project (times)", m("trackingType", "WORK", "task", e.t1, "startTime", start, "endTime", end), map[string][]string{"S": {"project"}, "SW": {"project"}}},
-			{"WORK without task (duration)", m("trackingType", "WORK", "project", e.p1, "duration", 60), map[string][]string{"D": {"task"}, "DW": {"task"}}},
+			{"WORK without task (duration)", m("trackingType", "WORK", "project", e.p1, "duration", 60, "sorting", 1), map[string][]string{"D": {"task"}, "DW": {"task"}}},
 			{"WORK without task (times)", m("trackingType", "WORK", "project", e.p1, "startTime", start), map[string][]string{"S": {"task"}, "SW": {"task"}}},
-			{"WORK without project and task", m("trackingType", "WORK", "duration", 60), map[string][]string{"D": {"project", "task"}, "DW": {"project", "task"}}},
-			{"WORK project null", work("project", nil, "duration", 60), map[string][]string{"D": {"project"}}},
+			{"WORK without project and task", m("trackingType", "WORK", "duration", 60, "sorting", 1), map[string][]string{"D": {"project", "task"}, "DW": {"project", "task"}}},
+			{"WORK without project, task and sorting", m("trackingType", "WORK", "duration", 60), map[string][]string{"D": {"project", "task", "sorting"}, "DW": {"project", "task", "sorting"}}},
+			{"WORK project null", work("project", nil, "duration", 60, "sorting", 1), map[string][]string{"D": {"project"}}},
 			{"WORK endTime before startTime", work("startTime", end, "endTime", start), map[string][]string{"S": {"endTime"}, "SW": {"endTime"}}},
-			{"WORK negative duration", work("duration", -60), ttModes([]string{"duration"}, []string{"startTime", "duration"})},
+			{"WORK negative duration", work("duration", -60, "sorting", 1), ttModes([]string{"duration"}, []string{"startTime", "duration", "sorting"})},
+			{"WORK negative duration without sorting", work("duration", -60), map[string][]string{"D": {"duration", "sorting"}, "DW": {"duration", "sorting"}}},
 			// One problem per field, even when a field breaks two rules.
-			{"WORK reversed times under DURATION", work("startTime", end, "endTime", start), map[string][]string{"D": {"duration", "startTime", "endTime"}}},
+			{"WORK reversed times under DURATION", work("startTime", end, "endTime", start), map[string][]string{"D": {"duration", "sorting", "startTime", "endTime"}}},
 
 			// WORKTIME: no project or task; always startTime and endTime.
 			{"WORKTIME start and end", m("trackingType", "WORKTIME", "startTime", start, "endTime", end), ttAll()},
@@ -475,27 +484,30 @@ func TestTTEntryFieldRules(t *testing.T) {
 			{"WORKTIME endTime before startTime", m("trackingType", "WORKTIME", "startTime", end, "endTime", start), ttAll("endTime")},
 
 			// BREAK: no project or task; with worktime startTime and endTime
-			// (sorting allowed), else as timerMode says.
-			{"BREAK duration", m("trackingType", "BREAK", "duration", 900),
-				map[string][]string{"D": ttOK, "DW": {"startTime", "endTime", "duration"}, "S": {"startTime", "duration"}, "SW": {"startTime", "endTime", "duration"}}},
+			// (sorting allowed, not required), else as timerMode says
+			// (under DURATION: duration and sorting).
+			{"BREAK duration without sorting", m("trackingType", "BREAK", "duration", 900),
+				map[string][]string{"D": {"sorting"}, "DW": {"startTime", "endTime", "duration"}, "S": {"startTime", "duration"}, "SW": {"startTime", "endTime", "duration"}}},
 			{"BREAK duration and sorting", m("trackingType", "BREAK", "duration", 900, "sorting", 3),
 				map[string][]string{"D": ttOK, "DW": {"startTime", "endTime", "duration"}, "S": {"startTime", "duration", "sorting"}, "SW": {"startTime", "endTime", "duration"}}},
 			{"BREAK start and end", m("trackingType", "BREAK", "startTime", start, "endTime", end),
-				map[string][]string{"D": {"duration", "startTime", "endTime"}, "DW": ttOK, "S": ttOK, "SW": ttOK}},
+				map[string][]string{"D": {"duration", "sorting", "startTime", "endTime"}, "DW": ttOK, "S": ttOK, "SW": ttOK}},
 			{"BREAK start, end and sorting", m("trackingType", "BREAK", "startTime", start, "endTime", end, "sorting", 1),
 				map[string][]string{"D": {"duration", "startTime", "endTime"}, "DW": ttOK, "S": {"sorting"}, "SW": ttOK}},
 			{"BREAK startTime only", m("trackingType", "BREAK", "startTime", start),
-				map[string][]string{"D": {"duration", "startTime"}, "DW": {"endTime"}, "S": ttOK, "SW": {"endTime"}}},
+				map[string][]string{"D": {"duration", "sorting", "startTime"}, "DW": {"endTime"}, "S": ttOK, "SW": {"endTime"}}},
 			{"BREAK no time fields", m("trackingType", "BREAK"),
-				map[string][]string{"D": {"duration"}, "DW": {"startTime", "endTime"}, "S": {"startTime"}, "SW": {"startTime", "endTime"}}},
+				map[string][]string{"D": {"duration", "sorting"}, "DW": {"startTime", "endTime"}, "S": {"startTime"}, "SW": {"startTime", "endTime"}}},
+			{"BREAK sorting only", m("trackingType", "BREAK", "sorting", 1),
+				map[string][]string{"D": {"duration"}, "DW": {"startTime", "endTime"}, "S": {"startTime", "sorting"}, "SW": {"startTime", "endTime"}}},
 			{"BREAK with project", m("trackingType", "BREAK", "project", e.p1, "startTime", start, "endTime", end),
-				map[string][]string{"D": {"project", "duration", "startTime", "endTime"}, "DW": {"project"}, "S": {"project"}, "SW": {"project"}}},
-			{"BREAK with task", m("trackingType", "BREAK", "task", e.t1, "duration", 900),
+				map[string][]string{"D": {"project", "duration", "sorting", "startTime", "endTime"}, "DW": {"project"}, "S": {"project"}, "SW": {"project"}}},
+			{"BREAK with task", m("trackingType", "BREAK", "task", e.t1, "duration", 900, "sorting", 1),
 				map[string][]string{"D": {"task"}, "DW": {"task", "startTime", "endTime", "duration"}}},
-			{"BREAK negative duration", m("trackingType", "BREAK", "duration", -1),
-				map[string][]string{"D": {"duration"}, "DW": {"startTime", "endTime", "duration"}, "S": {"startTime", "duration"}, "SW": {"startTime", "endTime", "duration"}}},
+			{"BREAK negative duration", m("trackingType", "BREAK", "duration", -1, "sorting", 1),
+				map[string][]string{"D": {"duration"}, "DW": {"startTime", "endTime", "duration"}, "S": {"startTime", "duration", "sorting"}, "SW": {"startTime", "endTime", "duration"}}},
 			{"BREAK reversed times", m("trackingType", "BREAK", "startTime", end, "endTime", start),
-				map[string][]string{"D": {"duration", "startTime", "endTime"}}},
+				map[string][]string{"D": {"duration", "sorting", "startTime", "endTime"}}},
 			{"WORKTIME reversed times with duration", m("trackingType", "WORKTIME", "startTime", end, "endTime", start, "duration", -5), ttAll("endTime", "duration")},
 			{"BREAK endTime before startTime", m("trackingType", "BREAK", "startTime", end, "endTime", start), map[string][]string{"DW": {"endTime"}, "S": {"endTime"}, "SW": {"endTime"}}},
 
@@ -568,13 +580,25 @@ func TestTTEntryFieldRules(t *testing.T) {
 			}
 		}
 
-		// validationStatus is the service's: a value sent is ignored.
+		// The problem of a missing sorting says what is wanted.
 		e.settings("DURATION", false)
-		status, body := e.do(e.admin, http.MethodPost, "/v1/time-entries", work("duration", 60, "validationStatus", "APPROVED"))
+		for _, body := range []map[string]any{work("duration", 60), m("trackingType", "BREAK", "duration", 60)} {
+			status, got := e.do(e.admin, http.MethodPost, "/v1/time-entries", body)
+			ttInvalid(t, "DURATION entry without sorting", status, got, "sorting")
+			ps, _ := got["problems"].([]any)
+			if len(ps) == 1 {
+				if msg, _ := ps[0].(map[string]any)["message"].(string); !strings.Contains(msg, "sorting") || !strings.Contains(msg, "DURATION") {
+					t.Errorf("DURATION entry without sorting: message %q names neither sorting nor DURATION", msg)
+				}
+			}
+		}
+
+		// validationStatus is the service's: a value sent is ignored.
+		status, body := e.do(e.admin, http.MethodPost, "/v1/time-entries", work("duration", 60, "sorting", 1, "validationStatus", "APPROVED"))
 		if status != 201 || body["validationStatus"] != "NOTAPPROVED" {
 			t.Errorf("WORK sent as APPROVED: %d %v", status, body)
 		}
-		status, body = e.do(e.admin, http.MethodPost, "/v1/time-entries", m("trackingType", "BREAK", "duration", 60, "validationStatus", "APPROVED"))
+		status, body = e.do(e.admin, http.MethodPost, "/v1/time-entries", m("trackingType", "BREAK", "duration", 60, "sorting", 1, "validationStatus", "APPROVED"))
 		if status != 201 || body["validationStatus"] != nil {
 			t.Errorf("BREAK sent as APPROVED: %d %v", status, body)
 		}
@@ -588,11 +612,11 @@ func TestTTEntryRulesOnUpdate(t *testing.T) {
 		e := ttSetup(t, b)
 		const day = "2026-03-03"
 		const start, end = "2026-03-03T08:00:00.000Z", "2026-03-03T10:00:00.000Z"
-		w := e.create(e.admin, "time-entries", map[string]any{"project": e.p1, "task": e.t1, "day": day, "duration": 3600})
+		w := e.create(e.admin, "time-entries", map[string]any{"project": e.p1, "task": e.t1, "day": day, "duration": 3600, "sorting": 1})
 		path := "/v1/time-entries/" + ttID(w)
 		wt := e.create(e.admin, "time-entries", map[string]any{"trackingType": "WORKTIME", "day": day, "startTime": start, "endTime": end})
 		wtPath := "/v1/time-entries/" + ttID(wt)
-		br := e.create(e.admin, "time-entries", map[string]any{"trackingType": "BREAK", "day": day, "duration": 600})
+		br := e.create(e.admin, "time-entries", map[string]any{"trackingType": "BREAK", "day": day, "duration": 600, "sorting": 1})
 		brPath := "/v1/time-entries/" + ttID(br)
 
 		// Valid and invalid changes under DURATION.
@@ -606,6 +630,10 @@ func TestTTEntryRulesOnUpdate(t *testing.T) {
 		ttInvalid(t, "PATCH startTime under DURATION", status, body, "startTime")
 		status, body = e.do(e.admin, http.MethodPatch, path, map[string]any{"duration": nil})
 		ttInvalid(t, "PATCH duration null", status, body, "duration")
+		status, body = e.do(e.admin, http.MethodPatch, path, map[string]any{"sorting": nil})
+		ttInvalid(t, "PATCH sorting null under DURATION", status, body, "sorting")
+		status, body = e.do(e.admin, http.MethodPatch, brPath, map[string]any{"sorting": nil})
+		ttInvalid(t, "PATCH BREAK sorting null under DURATION", status, body, "sorting")
 		status, body = e.do(e.admin, http.MethodPatch, path, map[string]any{"task": nil})
 		ttInvalid(t, "PATCH task null", status, body, "task")
 		status, body = e.do(e.admin, http.MethodPatch, path, map[string]any{"task": 999999})
@@ -628,7 +656,9 @@ func TestTTEntryRulesOnUpdate(t *testing.T) {
 			t.Errorf("PUT into WORKTIME: %d %v", status, body)
 		}
 		status, body = e.do(e.admin, http.MethodPut, path, map[string]any{"trackingType": "WORK", "project": e.p2, "task": e.t2, "duration": 60, "startTime": nil, "endTime": nil})
-		if status != 200 || body["trackingType"] != "WORK" || body["validationStatus"] != "NOTAPPROVED" || body["project"] != e.p2 {
+		ttInvalid(t, "PUT back into WORK without sorting", status, body, "sorting")
+		status, body = e.do(e.admin, http.MethodPut, path, map[string]any{"trackingType": "WORK", "project": e.p2, "task": e.t2, "duration": 60, "sorting": 3, "startTime": nil, "endTime": nil})
+		if status != 200 || body["trackingType"] != "WORK" || body["validationStatus"] != "NOTAPPROVED" || body["project"] != e.p2 || body["sorting"] != float64(3) {
 			t.Errorf("PUT back into WORK: %d %v", status, body)
 		}
 
@@ -641,7 +671,9 @@ func TestTTEntryRulesOnUpdate(t *testing.T) {
 		status, body = e.do(e.admin, http.MethodPatch, path, map[string]any{"sorting": 2})
 		ttInvalid(t, "PATCH a DURATION-style entry under START_TIME_END_TIME", status, body, "startTime", "duration", "sorting")
 		status, body = e.do(e.admin, http.MethodPatch, path, map[string]any{"duration": nil, "startTime": start})
-		if status != 200 || body["duration"] != nil || body["startTime"] != start || body["endTime"] != nil {
+		ttInvalid(t, "PATCH to a running entry keeping sorting", status, body, "sorting")
+		status, body = e.do(e.admin, http.MethodPatch, path, map[string]any{"duration": nil, "sorting": nil, "startTime": start})
+		if status != 200 || body["duration"] != nil || body["sorting"] != nil || body["startTime"] != start || body["endTime"] != nil {
 			t.Errorf("PATCH to a running entry: %d %v", status, body)
 		}
 		status, body = e.do(e.admin, http.MethodPatch, path, map[string]any{"endTime": "2026-03-03T07:59:59.999Z"})
@@ -654,7 +686,7 @@ func TestTTEntryRulesOnUpdate(t *testing.T) {
 		ttInvalid(t, "PATCH duration under START_TIME_END_TIME", status, body, "duration")
 		// The DURATION-style BREAK cannot be changed without its times now.
 		status, body = e.do(e.admin, http.MethodPatch, brPath, map[string]any{"duration": 300})
-		ttInvalid(t, "PATCH BREAK duration under START_TIME_END_TIME", status, body, "startTime", "duration")
+		ttInvalid(t, "PATCH BREAK duration under START_TIME_END_TIME", status, body, "startTime", "duration", "sorting")
 
 		e.settings("START_TIME_END_TIME", true)
 		status, body = e.do(e.admin, http.MethodPatch, brPath, map[string]any{"duration": nil, "startTime": start, "sorting": 1})
@@ -675,7 +707,9 @@ func TestTTEntryRulesOnUpdate(t *testing.T) {
 			t.Errorf("PATCH WORKTIME under DURATION: %d %v", status, body)
 		}
 		status, body = e.do(e.admin, http.MethodPatch, path, map[string]any{"startTime": nil, "endTime": nil, "duration": 900})
-		if status != 200 || body["duration"] != float64(900) || body["startTime"] != nil {
+		ttInvalid(t, "PATCH back to a duration without sorting", status, body, "sorting")
+		status, body = e.do(e.admin, http.MethodPatch, path, map[string]any{"startTime": nil, "endTime": nil, "duration": 900, "sorting": 5})
+		if status != 200 || body["duration"] != float64(900) || body["sorting"] != float64(5) || body["startTime"] != nil {
 			t.Errorf("PATCH back to a duration: %d %v", status, body)
 		}
 	})
@@ -688,7 +722,7 @@ func TestTTEntryOwnership(t *testing.T) {
 		e := ttSetup(t, b)
 		const day = "2026-03-04"
 		entry := func(kv ...any) map[string]any {
-			out := map[string]any{"project": e.p1, "task": e.t1, "day": day, "duration": 600}
+			out := map[string]any{"project": e.p1, "task": e.t1, "day": day, "duration": 600, "sorting": 1}
 			for i := 0; i < len(kv); i += 2 {
 				out[kv[i].(string)] = kv[i+1]
 			}
@@ -782,7 +816,7 @@ func TestTTApproval(t *testing.T) {
 		e := ttSetup(t, b)
 		const day, day2, day3 = "2026-04-06", "2026-04-07", "2026-04-08"
 		work := func(project, task float64, d string, secs int) map[string]any {
-			return map[string]any{"project": project, "task": task, "day": d, "duration": secs}
+			return map[string]any{"project": project, "task": task, "day": d, "duration": secs, "sorting": 1}
 		}
 		status := func(path string) any { return e.get(path)["validationStatus"] }
 		if days := e.list(e.admin, "/v1/project-days"); len(days) != 0 {
@@ -793,7 +827,7 @@ func TestTTApproval(t *testing.T) {
 		e3 := e.create(e.admin, "time-entries", work(e.p2, e.t2, day, 600))
 		e4 := e.create(e.admin, "time-entries", work(e.p1, e.t1, day2, 60))
 		w1 := e.create(e.admin, "time-entries", map[string]any{"trackingType": "WORKTIME", "day": day, "startTime": "2026-04-06T08:00:00.000Z", "endTime": "2026-04-06T16:00:00.000Z"})
-		b1 := e.create(e.admin, "time-entries", map[string]any{"trackingType": "BREAK", "day": day, "duration": 900})
+		b1 := e.create(e.admin, "time-entries", map[string]any{"trackingType": "BREAK", "day": day, "duration": 900, "sorting": 1})
 		p := func(rec map[string]any) string { return "/v1/time-entries/" + ttID(rec) }
 		for _, rec := range []map[string]any{e1, e2, e3, e4} {
 			if got := status(p(rec)); got != "NOTAPPROVED" {
@@ -862,7 +896,7 @@ func TestTTApproval(t *testing.T) {
 			st, body = e.do(tok, http.MethodPost, "/v1/time-entries", work(e.p1, e.t1, day, 60))
 			ttRefused(t, "create WORK on the approved day", st, body, "day_approved")
 		}
-		st, body = e.do(e.admin, http.MethodPost, "/v1/time-entries", map[string]any{"project": e.p1, "task": e.t2, "day": day, "duration": 60, "user": e.memberID})
+		st, body = e.do(e.admin, http.MethodPost, "/v1/time-entries", map[string]any{"project": e.p1, "task": e.t2, "day": day, "duration": 60, "sorting": 1, "user": e.memberID})
 		ttRefused(t, "create WORK for the member on the approved day", st, body, "day_approved")
 		if n := len(e.entries(map[string]any{})); n != before {
 			t.Errorf("refused creates stored entries: %d → %d", before, n)
@@ -880,12 +914,12 @@ func TestTTApproval(t *testing.T) {
 			{"member changes their approved entry", e.member, p(e2), map[string]any{"duration": 10}},
 			{"move out to another day", e.admin, p(e1), map[string]any{"day": day2}},
 			{"move out to another project", e.admin, p(e1), map[string]any{"project": e.p2, "task": e.t2}},
-			{"change trackingType away", e.admin, p(e1), map[string]any{"trackingType": "WORKTIME", "project": nil, "task": nil, "duration": nil,
+			{"change trackingType away", e.admin, p(e1), map[string]any{"trackingType": "WORKTIME", "project": nil, "task": nil, "duration": nil, "sorting": nil,
 				"startTime": "2026-04-06T08:00:00.000Z", "endTime": "2026-04-06T09:00:00.000Z"}},
 			{"move in from another day", e.admin, p(e4), map[string]any{"day": day}},
 			{"move in from another project", e.admin, p(e3), map[string]any{"project": e.p1, "task": e.t1}},
 			{"turn a WORKTIME entry into WORK there", e.admin, p(w1), map[string]any{"trackingType": "WORK", "project": e.p1, "task": e.t1,
-				"startTime": nil, "endTime": nil, "duration": 60}},
+				"startTime": nil, "endTime": nil, "duration": 60, "sorting": 1}},
 			{"turn a BREAK entry into WORK there", e.admin, p(b1), map[string]any{"trackingType": "WORK", "project": e.p1, "task": e.t1}},
 		}
 		snapshot := e.list(e.admin, "/v1/time-entries")
@@ -913,7 +947,7 @@ func TestTTApproval(t *testing.T) {
 			t.Errorf("change WORKTIME on the approved day: %d %v", st, body)
 		}
 		w2 := e.create(e.member, "time-entries", map[string]any{"trackingType": "WORKTIME", "day": day, "startTime": "2026-04-06T08:00:00.000Z", "endTime": "2026-04-06T12:00:00.000Z"})
-		b2 := e.create(e.member, "time-entries", map[string]any{"trackingType": "BREAK", "day": day, "duration": 300})
+		b2 := e.create(e.member, "time-entries", map[string]any{"trackingType": "BREAK", "day": day, "duration": 300, "sorting": 2})
 		if st, body := e.do(e.admin, http.MethodPatch, p(b1), map[string]any{"duration": 1200}); st != 200 || body["duration"] != float64(1200) {
 			t.Errorf("change BREAK on the approved day: %d %v", st, body)
 		}
@@ -1027,9 +1061,9 @@ func TestTTBulkApproveValidation(t *testing.T) {
 		e := ttSetup(t, b)
 		foreign := e.otherTenantProject()
 		const day, day2 = "2026-04-13", "2026-04-14"
-		e.create(e.admin, "time-entries", map[string]any{"project": e.p1, "task": e.t1, "day": day, "duration": 60})
-		e.create(e.member, "time-entries", map[string]any{"project": e.p2, "task": e.t2, "day": day, "duration": 60})
-		e.create(e.admin, "time-entries", map[string]any{"project": e.p2, "task": e.t2, "day": day2, "duration": 60})
+		e.create(e.admin, "time-entries", map[string]any{"project": e.p1, "task": e.t1, "day": day, "duration": 60, "sorting": 1})
+		e.create(e.member, "time-entries", map[string]any{"project": e.p2, "task": e.t2, "day": day, "duration": 60, "sorting": 1})
+		e.create(e.admin, "time-entries", map[string]any{"project": e.p2, "task": e.t2, "day": day2, "duration": 60, "sorting": 1})
 		e.approve("approve", ttItem(e.p2, day2))
 		state := func() string {
 			_, d := e.raw(e.admin, http.MethodGet, "/v1/project-days", nil)
@@ -1135,12 +1169,12 @@ func TestTTTimeTotals(t *testing.T) {
 			return out
 		}
 		// DURATION entries.
-		e.create(e.admin, "time-entries", work(e.p1, e.t1, d1, "duration", 3600))
-		e.create(e.member, "time-entries", work(e.p1, e.t1, d1, "duration", 1800, "sorting", 1))
-		e.create(e.admin, "time-entries", work(e.p2, e.t2, d2, "duration", 600))
-		e.create(e.admin, "time-entries", map[string]any{"trackingType": "BREAK", "day": d1, "duration": 900})
-		e.create(e.admin, "time-entries", work(e.p1, e.t1, d0, "duration", 99999)) // outside
-		e.create(e.admin, "time-entries", work(e.p2, e.t2, d4, "duration", 77777)) // outside
+		e.create(e.admin, "time-entries", work(e.p1, e.t1, d1, "duration", 3600, "sorting", 1))
+		e.create(e.member, "time-entries", work(e.p1, e.t1, d1, "duration", 1800, "sorting", 2))
+		e.create(e.admin, "time-entries", work(e.p2, e.t2, d2, "duration", 600, "sorting", 1))
+		e.create(e.admin, "time-entries", map[string]any{"trackingType": "BREAK", "day": d1, "duration": 900, "sorting": 2})
+		e.create(e.admin, "time-entries", work(e.p1, e.t1, d0, "duration", 99999, "sorting", 1)) // outside
+		e.create(e.admin, "time-entries", work(e.p2, e.t2, d4, "duration", 77777, "sorting", 1)) // outside
 		// START_TIME_END_TIME entries, with worktime.
 		e.settings("START_TIME_END_TIME", true)
 		e.create(e.member, "time-entries", work(e.p2, e.t2, d3, "startTime", ts(d3, "10:00:00"), "endTime", ts(d3, "12:15:00")))                                  // 8100
@@ -1335,7 +1369,7 @@ func TestApprovalRace(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					<-start
-					body := map[string]any{"project": project, "task": task, "day": day, "duration": 60}
+					body := map[string]any{"project": project, "task": task, "day": day, "duration": 60, "sorting": g}
 					for i := 0; i < maxPerWriter; i++ {
 						st, raw, err := ttSend(client, e.srv.URL, e.tn.Slug, token, http.MethodPost, "/v1/time-entries", body)
 						if err != nil {
@@ -1413,7 +1447,7 @@ func TestApprovalRace(t *testing.T) {
 				t.Errorf("round %d: %d refusals, want one per writer (%d)", round, statuses[403], writers)
 			}
 			// The pair stays closed.
-			st, body := e.do(e.member, http.MethodPost, "/v1/time-entries", map[string]any{"project": project, "task": task, "day": day, "duration": 60})
+			st, body := e.do(e.member, http.MethodPost, "/v1/time-entries", map[string]any{"project": project, "task": task, "day": day, "duration": 60, "sorting": 1})
 			ttRefused(t, "create after the race", st, body, "day_approved")
 			t.Logf("%s round %d: %d created, %d refused", b.Name, round, statuses[201], statuses[403])
 			if t.Failed() {
@@ -1448,7 +1482,7 @@ func TestApprovalRaceWithEdits(t *testing.T) {
 				if i >= editors {
 					d = other
 				}
-				ids[i] = ttID(e.create(e.admin, "time-entries", map[string]any{"project": e.p1, "task": e.t1, "day": d, "duration": 1}))
+				ids[i] = ttID(e.create(e.admin, "time-entries", map[string]any{"project": e.p1, "task": e.t1, "day": d, "duration": 1, "sorting": i}))
 				last[i] = final{d, 1}
 			}
 			var (

@@ -197,6 +197,23 @@ func genRecords(n int) []rec {
 		}
 		put("mix", anyValue())
 		put("x-y", anyValue())
+		// Open attributes whose names are no identifiers. They draw
+		// nothing from r, so the other attributes stay as they were.
+		if i%4 != 0 {
+			put("größe", num(numPool[i%len(numPool)]))
+		}
+		if i%3 == 0 {
+			put("first name", strPool[i%len(strPool)])
+		}
+		switch i % 5 {
+		case 1:
+			put("a.b", num(strconv.Itoa(i%3)))
+		case 2:
+			put("a", map[string]any{"b": num("1")}) // not "a.b"
+		}
+		if i%7 == 0 {
+			put("it's [0]", i%2 == 0)
+		}
 		if r.IntN(3) > 0 {
 			put("tags", other())
 		}
@@ -823,6 +840,16 @@ func evalCases() []evalCase {
 		`{"extra":null}`, `{"extra":{"!=":null}}`, `{"extra":"5"}`, `{"extra":5}`, `{"extra":{"contains":"a"}}`,
 		`{"nope":null}`, `{"nope":{"!=":null}}`, `{"nope":{"!=":1}}`, `{"nope":1}`, `{"nope":{"nin":[1]}}`,
 	)
+	// open attributes whose names are any text without quotes,
+	// backslashes or control characters
+	where(
+		`{"größe":3}`, `{"größe":{">=":2,"<":100}}`, `{"größe":null}`, `{"größe":{"!=":null}}`, `{"größe":{"in":[1,"1",0.5]}}`,
+		`{"größe":{"startsWith":"1"}}`, `{"first name":"alpha"}`, `{"first name":{"startsWith":"al"}}`,
+		`{"first name":{"contains":"%"}}`, `{"first name":{">":"a"}}`, `{"first name":null}`,
+		`{"a.b":1}`, `{"a.b":{"!=":null}}`, `{"a.b":null}`, `{"a.b":{"<":2}}`, `{"a":{"!=":null}}`,
+		`{"it's [0]":true}`, `{"it's [0]":{"!=":true}}`,
+		`{"or":[{"größe":{">":10}},{"first name":"Alpha","a.b":{"!=":0}}]}`,
+	)
 	// groups
 	where(
 		`{}`, `{"or":[]}`, `{"and":[]}`, `{"or":[{"name":"alpha"},{"n":5}]}`, `{"and":[{"n":{">":0}},{"n":{"<":10}}]}`,
@@ -874,6 +901,7 @@ func evalCases() []evalCase {
 		{"updatedAt", "2026-02-01"}, {"validationStatus", "APPROVED"}, {"billable", "true"}, {"hours", "7.25"}, {"hours", "8"},
 		{"title", "plan"}, {"id", "1", "id[]", "2", "id", "7"}, {"name", "alpha", "flag", "true"}, {"mix", "null"},
 		{"extra", "5"}, {"extra", "true"}, {"x-y", "a"}, {"includeSkills", "true"}, {"includeSkills", "true", "n", "5"},
+		{"größe", "3"}, {"größe", "1e2", "größe", "0.5"}, {"first name", "alpha"}, {"a.b", "1"}, {"it's [0]", "true"},
 		{"name", "alpha", "where", `{"n":5}`}, {"project", "3", "where", `{}`},
 	} {
 		add(strings.Join(p, " "), qs(p...))
@@ -885,6 +913,7 @@ func evalCases() []evalCase {
 		"title DESC", "createdAt DESC", "updatedAt", "id DESC", "id", "validationStatus", "user,project DESC,day",
 		`["project DESC","n"]`, `[{"day":"DESC"},{"id":"ASC"}]`, `[{"validationStatus":"ASC","hours":"DESC"}]`, "nope", "nope DESC",
 		"name,n,mix,flag", "mix DESC,n DESC",
+		"größe", "größe DESC", "first name DESC", "first name ASC,größe DESC", "a.b DESC", `[{"it's [0]":"DESC"},"a.b"]`,
 	} {
 		add("sort "+s, qs("sort", s))
 	}

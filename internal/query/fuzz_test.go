@@ -85,6 +85,10 @@ func FuzzWhere(f *testing.F) {
 		{`{"x-y":{"!=":"a"}}`, "x-y DESC", ""},
 		{`{"name":{"endsWith":"😀"}}`, "", ""},
 		{`{"name":{">":"ü"}}`, "", ""},
+		{`{"a.b":1}`, "a.b DESC", ""},
+		{`{"größe":{">=":1},"first name":{"startsWith":"A"}}`, "first name DESC,größe", ""},
+		{"", "", "populate=name"},
+		{"", "", "populate=%5B%22project%22%2C%22nope%22%5D"},
 		{"", "", "name=5"},
 		{"", "name", "n=1e2&flag=true"},
 		{"", "", "project=1&project[]=2&createdAt=2026-01-05"},
@@ -97,7 +101,8 @@ func FuzzWhere(f *testing.F) {
 		{`{"name":{"like":"a"}}`, "", ""},
 		{`{"name":{"in":1}}`, "", ""},
 		{`{"or":[1]}`, "", ""},
-		{`{"a.b":1}`, "", ""},
+		{`{"a\"b":1}`, "", ""},
+		{`{"a\u0001b":1}`, "", ""},
 		{`{"project":"abc"}`, "", ""},
 		{`{"day":"2026-13-01"}`, "", ""},
 		{`{"validationStatus":"approved"}`, "", ""},
@@ -106,7 +111,8 @@ func FuzzWhere(f *testing.F) {
 		{"", `[{"name":1}]`, ""},
 		{"", "", "limit=-1"},
 		{"", "", "skip=x"},
-		{"", "", "populate=name"},
+		{"", "", "populate=%5B1%5D"},
+		{"", `a\b`, ""},
 	}
 	for _, s := range seeds {
 		f.Add(s.where, s.sort, s.extra)

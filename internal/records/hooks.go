@@ -28,15 +28,13 @@ type userRules struct {
 	tokens *auth.Service
 }
 
-const minPassword = 8
-
 func (u userRules) prepare(ctx context.Context, w *Write) error {
 	pw, ok := w.WriteOnly["password"].(string)
 	if !ok {
 		return nil
 	}
-	if len(pw) < minPassword {
-		return invalid([]resource.Problem{{Field: "password", Message: fmt.Sprintf("must have at least %d characters", minPassword)}})
+	if pw == "" {
+		return invalid([]resource.Problem{{Field: "password", Message: "must not be empty"}})
 	}
 	hash, err := u.hasher.Hash(ctx, pw)
 	if err != nil {
@@ -128,7 +126,7 @@ func checkDocument(_ context.Context, w *Write) error {
 	model, _ := w.New["model"].(string)
 	if want := resource.DocumentCategories[cat]; want != model {
 		return invalid([]resource.Problem{{Field: "category",
-			Message: fmt.Sprintf("category %d is for %s documents, not %s documents", cat, want, model)}})
+			Message: fmt.Sprintf("%d is for %s documents, not %s documents", cat, want, model)}})
 	}
 	return nil
 }

@@ -529,7 +529,7 @@ func (s *Service) checkRefs(ctx context.Context, w *Write, old map[string]any) e
 			return err
 		}
 		if !exists {
-			problems = append(problems, resource.Problem{Field: a.Name, Message: fmt.Sprintf("no %s record %d in this tenant", target, id)})
+			problems = append(problems, resource.Problem{Field: a.Name, Message: fmt.Sprintf("names no %s record %d in this tenant", target, id)})
 		}
 	}
 	if len(problems) > 0 {

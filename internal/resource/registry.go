@@ -114,7 +114,7 @@ func all() []Resource {
 		{Name: "users", Model: "User", Doc: "A person of the tenant.", Table: "users",
 			Attrs: []Attr{
 				{Name: "email", Type: query.String, Doc: "sign-in e-mail address, unique in the tenant ignoring case"},
-				{Name: "password", Type: query.String, WriteOnly: true, Doc: "sign-in password (write-only, at least 8 characters)"},
+				{Name: "password", Type: query.String, WriteOnly: true, Doc: "sign-in password (write-only, not empty)"},
 				{Name: "isAdmin", Type: query.Boolean, Doc: "admins may write everything in the tenant"},
 			}},
 		open("user-assignments", "UserAssignment", "A user's assignment."),

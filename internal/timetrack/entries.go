@@ -117,6 +117,7 @@ func fieldRules(doc map[string]any, st store.Settings) []resource.Problem {
 		default:
 			why := "for " + tt + " entries when timerMode is DURATION"
 			need("duration", why)
+			need("sorting", why)
 			refuse("startTime", why)
 			refuse("endTime", why)
 		}
