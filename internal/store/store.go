@@ -40,6 +40,10 @@ type Querier interface {
 type DB struct {
 	write   *sql.DB // all writes and transactions
 	read    *sql.DB // plain reads; the same pool as write on PostgreSQL
+	// lookup serves the short reads every request makes (tenant, token,
+	// user), so that clients reading long lists slowly, each holding a
+	// read connection, cannot starve authentication. SQLite only.
+	lookup *sql.DB
 	dialect dialect
 	dsn     string
 }
@@ -89,7 +93,15 @@ func openSQLite(ctx context.Context, dsn, path string) (*DB, error) {
 	read.SetMaxOpenConns(8)
 	read.SetMaxIdleConns(8)
 	read.SetConnMaxIdleTime(5 * time.Minute)
-	db := &DB{write: write, read: read, dialect: sqliteDialect{}, dsn: dsn}
+	lookup, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_pragma=query_only(1)")
+	if err != nil {
+		write.Close()
+		read.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	lookup.SetMaxOpenConns(4)
+	lookup.SetMaxIdleConns(4)
+	db := &DB{write: write, read: read, lookup: lookup, dialect: sqliteDialect{}, dsn: dsn}
 	// Touch the write connection first so WAL mode is set before readers open.
 	if err := db.Ping(ctx); err != nil {
 		db.Close()
@@ -106,7 +118,7 @@ func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 	pool.SetMaxOpenConns(32)
 	pool.SetMaxIdleConns(32)
 	pool.SetConnMaxIdleTime(5 * time.Minute)
-	db := &DB{write: pool, read: pool, dialect: postgresDialect{}, dsn: dsn}
+	db := &DB{write: pool, read: pool, lookup: pool, dialect: postgresDialect{}, dsn: dsn}
 	if err := db.Ping(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -126,6 +138,9 @@ func (db *DB) Ping(ctx context.Context) error {
 		if err := db.read.PingContext(ctx); err != nil {
 			return fmt.Errorf("ping %s readers: %w", db.dialect.name(), err)
 		}
+		if err := db.lookup.PingContext(ctx); err != nil {
+			return fmt.Errorf("ping %s lookups: %w", db.dialect.name(), err)
+		}
 	}
 	return nil
 }
@@ -134,7 +149,7 @@ func (db *DB) Ping(ctx context.Context) error {
 func (db *DB) Close() error {
 	err := db.write.Close()
 	if db.read != db.write {
-		err = errors.Join(err, db.read.Close())
+		err = errors.Join(err, db.read.Close(), db.lookup.Close())
 	}
 	return err
 }
@@ -144,7 +159,7 @@ func (db *DB) Pools() map[string]*sql.DB {
 	if db.read == db.write {
 		return map[string]*sql.DB{"planwerk_db": db.write}
 	}
-	return map[string]*sql.DB{"planwerk_db_writes": db.write, "planwerk_db_reads": db.read}
+	return map[string]*sql.DB{"planwerk_db_writes": db.write, "planwerk_db_reads": db.read, "planwerk_db_lookups": db.lookup}
 }
 
 // ExecContext, QueryContext and QueryRowContext make *DB a Querier. They

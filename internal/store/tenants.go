@@ -81,7 +81,7 @@ func (db *DB) CreateTenant(ctx context.Context, slug, name string, admin NewAdmi
 func (db *DB) TenantBySlug(ctx context.Context, slug string) (Tenant, error) {
 	var t Tenant
 	var storage sql.NullInt64
-	err := db.read.QueryRowContext(ctx,
+	err := db.lookup.QueryRowContext(ctx,
 		`SELECT id, slug, name, storage_bytes, created_at FROM tenants WHERE slug = $1`, slug).
 		Scan(&t.ID, &t.Slug, &t.Name, &storage, &t.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {

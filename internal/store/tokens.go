@@ -52,7 +52,7 @@ func (db *DB) InsertTokens(ctx context.Context, q Querier, tenantID int64, p Tok
 func (db *DB) AccessTokenByHash(ctx context.Context, tenantID int64, hash []byte) (AccessToken, error) {
 	var t AccessToken
 	var expires int64
-	err := db.read.QueryRowContext(ctx,
+	err := db.lookup.QueryRowContext(ctx,
 		`SELECT t.user_id,
 		        u.is_admin OR u.is_owner,
 		        t.expires_at, t.revoked
