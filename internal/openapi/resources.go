@@ -165,7 +165,32 @@ func (b *builder) resourceOperation(r *resource.Resource, o resOp, a Auth) *Oper
 	b.secure(op, a)
 	op.Parameters = append(params, op.Parameters...)
 	b.errors(op, a, strings.Contains(o.path, "{"), extra...)
+	if r.Deprecated {
+		b.deprecate(op)
+	}
 	return op
+}
+
+// deprecate gives every answer of an operation the Deprecation header:
+// shared responses are copied in, since a reference cannot add headers.
+func (b *builder) deprecate(op *Operation) {
+	for status, resp := range op.Responses {
+		if name, ok := strings.CutPrefix(resp.Ref, "#/components/responses/"); ok {
+			if shared := b.doc.Components.Responses[name]; shared != nil {
+				c := *shared
+				c.Headers = map[string]Header{}
+				for k, v := range shared.Headers {
+					c.Headers[k] = v
+				}
+				resp = &c
+				op.Responses[status] = resp
+			}
+		}
+		if resp.Headers == nil {
+			resp.Headers = map[string]Header{}
+		}
+		resp.Headers["Deprecation"] = Header{Ref: "#/components/headers/Deprecation"}
+	}
 }
 
 func writeDescription(r *resource.Resource, what string) string {
@@ -202,6 +227,9 @@ func (b *builder) unsupported(r *resource.Resource, o resOp) *Operation {
 	}
 	if strings.Contains(o.path, "{") {
 		op.Parameters = []Parameter{{Name: "id", In: "path", Required: true, Description: "Any id.", Schema: idSchema()}}
+	}
+	if r.Deprecated {
+		b.deprecate(op)
 	}
 	return op
 }
