@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strconv"
 	"time"
@@ -164,11 +165,18 @@ func (s *Service) Upload(ctx context.Context, caller auth.Principal, tenant stor
 	}
 	limited := &capReader{r: part.Body, left: s.cfg.MaxUploadBytes}
 	up.Size, err = s.fs.Put(ctx, up.StorageKey, limited)
-	if errors.Is(err, errTooLarge) {
+	var bodyErr *clientError
+	switch {
+	case errors.Is(err, errTooLarge):
 		return store.Upload{}, fail(403, "file_too_large",
 			fmt.Sprintf("the file is larger than the per-upload cap of %d bytes", s.cfg.MaxUploadBytes))
-	}
-	if err != nil {
+	case errors.As(err, &bodyErr):
+		// The request, not the store, failed: a body cut short or malformed.
+		if mbe := (*http.MaxBytesError)(nil); errors.As(bodyErr.err, &mbe) {
+			return store.Upload{}, bodyErr.err
+		}
+		return store.Upload{}, fail(400, "invalid_upload", "the file part cannot be read: "+bodyErr.err.Error())
+	case err != nil:
 		return store.Upload{}, fmt.Errorf("store upload: %w", err)
 	}
 	var replaced *store.Upload
@@ -391,8 +399,17 @@ func (c *capReader) Read(p []byte) (int, error) {
 	if c.left < 0 {
 		return n, errTooLarge
 	}
+	if err != nil && err != io.EOF {
+		err = &clientError{err}
+	}
 	return n, err
 }
+
+// clientError is a failure reading the request body.
+type clientError struct{ err error }
+
+func (e *clientError) Error() string { return e.err.Error() }
+func (e *clientError) Unwrap() error { return e.err }
 
 func randomHex(n int) string {
 	b := make([]byte, n)
