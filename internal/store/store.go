@@ -38,12 +38,12 @@ type Querier interface {
 
 // DB is an open database of either engine.
 type DB struct {
-	write   *sql.DB // all writes and transactions
-	read    *sql.DB // plain reads; the same pool as write on PostgreSQL
+	write *sql.DB // all writes and transactions
+	read  *sql.DB // plain reads; the same pool as write on PostgreSQL
 	// lookup serves the short reads every request makes (tenant, token,
 	// user), so that clients reading long lists slowly, each holding a
 	// read connection, cannot starve authentication. SQLite only.
-	lookup *sql.DB
+	lookup  *sql.DB
 	dialect dialect
 	dsn     string
 }
