@@ -102,25 +102,25 @@ func polSetup(t *testing.T, b testenv.Backend) *polEnv {
 	e := &polEnv{srv: srv, admin: skSignIn(t, srv, ta), foreign: skSignIn(t, srv, tb)}
 	e.member = e.admin.skMember(t, "member@acme.test")
 	a := e.admin
-	project := skID(t, a.create(t, "projects", skM{"name": "P"}))
+	project := rsID(t, a.create(t, "projects", skM{"name": "P"}))
 	e.refs = map[string]int64{
 		"users":                a.userID,
 		"projects":             project,
-		"tasks":                skID(t, a.create(t, "tasks", skM{"name": "T", "project": project})),
-		"clients":              skID(t, a.create(t, "clients", skM{"name": "C"})),
-		"tags":                 skID(t, a.create(t, "tags", skM{"name": "plain"})),
-		"tag-categories":       skID(t, a.create(t, "tag-categories", skM{"name": "skills"})),
-		"skill-set-categories": skID(t, a.create(t, "skill-set-categories", skM{"name": "sets"})),
-		"absence-types":        skID(t, a.create(t, "absence-types", skM{"name": "Vacation"})),
+		"tasks":                rsID(t, a.create(t, "tasks", skM{"name": "T", "project": project})),
+		"clients":              rsID(t, a.create(t, "clients", skM{"name": "C"})),
+		"tags":                 rsID(t, a.create(t, "tags", skM{"name": "plain"})),
+		"tag-categories":       rsID(t, a.create(t, "tag-categories", skM{"name": "skills"})),
+		"skill-set-categories": rsID(t, a.create(t, "skill-set-categories", skM{"name": "sets"})),
+		"absence-types":        rsID(t, a.create(t, "absence-types", skM{"name": "Vacation"})),
 	}
-	e.refs["skill-sets"] = skID(t, a.create(t, "skill-sets", skM{"name": "S", "category": e.refs["skill-set-categories"]}))
-	e.approvalProject = skID(t, a.create(t, "projects", skM{"name": "approved"}))
+	e.refs["skill-sets"] = rsID(t, a.create(t, "skill-sets", skM{"name": "S", "category": e.refs["skill-set-categories"]}))
+	e.approvalProject = rsID(t, a.create(t, "projects", skM{"name": "approved"}))
 	e.skillCategory = e.refs["tag-categories"]
 	types := a.list(t, "/v1/absence-types?name=PublicHoliday")
 	if len(types) != 1 {
 		t.Fatalf("PublicHoliday types: %v", types)
 	}
-	e.publicHoliday = skID(t, types[0])
+	e.publicHoliday = rsID(t, types[0])
 	return e
 }
 
@@ -129,7 +129,7 @@ func polSetup(t *testing.T, b testenv.Backend) *polEnv {
 func (e *polEnv) skill(t *testing.T) int64 {
 	t.Helper()
 	e.seq++
-	return skID(t, e.admin.create(t, "tags", skM{"name": fmt.Sprint("skill ", e.seq), "type": 1, "category": e.skillCategory}))
+	return rsID(t, e.admin.create(t, "tags", skM{"name": fmt.Sprint("skill ", e.seq), "type": 1, "category": e.skillCategory}))
 }
 
 // body is a valid create body for r, built from the registry: every
@@ -249,7 +249,7 @@ func (e *polEnv) readOnlyRecord(t *testing.T, r *resource.Resource) skM {
 	switch r.Name {
 	case "holidays":
 		abs := e.admin.create(t, "absences", skM{"absenceType": e.publicHoliday, "day": "2026-12-25", "label": "policy holiday"})
-		return e.admin.get(t, "holidays", skID(t, abs))
+		return e.admin.get(t, "holidays", rsID(t, abs))
 	case "project-days":
 		days := e.admin.arr(t, http.MethodPost, "/v1/approval/bulk-approve",
 			skM{"action": "approve", "items": []skM{{"project": e.approvalProject, "day": "2026-02-02"}}}, http.StatusOK)
@@ -307,7 +307,7 @@ func (e *polEnv) check(t *testing.T, r *resource.Resource, role polRole, c *skCl
 			if after != before+1 {
 				t.Errorf("%s: list from %d to %d", what, before, after)
 			}
-			if r.Write == resource.OwnRecords && skNum(rec["user"]) != c.userID {
+			if r.Write == resource.OwnRecords && rsNum(rec["user"]) != c.userID {
 				t.Errorf("%s: user %v, want the caller %d by default", what, rec["user"], c.userID)
 			}
 			if target == nil {
@@ -382,7 +382,7 @@ func (e *polEnv) write(t *testing.T, r *resource.Resource, c *skClient, method s
 			t.Errorf("%s was refused but the record changed:\n%v\n%v", what, before, after)
 		}
 	case method == http.MethodDelete && r.Name == "skill-assignments":
-		if after == nil || skNum(after["status"]) != 0 {
+		if after == nil || rsNum(after["status"]) != 0 {
 			t.Errorf("%s: archived record %v", what, after)
 		}
 	case method == http.MethodDelete:
@@ -422,10 +422,10 @@ func TestPolicyTable(t *testing.T) {
 					if r.Write == resource.OwnRecords {
 						// An admin writes for others too.
 						rec := a.create(t, r.Name, e.body(t, r, m.userID))
-						if skNum(rec["user"]) != m.userID {
+						if rsNum(rec["user"]) != m.userID {
 							t.Errorf("admin's record for the member: %v", rec)
 						}
-						a.obj(t, http.MethodPatch, polRecPath(r, rec), skM{"note": "admin"}, http.StatusOK)
+						a.object(t, http.MethodPatch, polRecPath(r, rec), skM{"note": "admin"}, http.StatusOK)
 					}
 				})
 				// Records about the member: their own (created by the
@@ -477,7 +477,7 @@ func TestPolicyTable(t *testing.T) {
 		}
 
 		t.Run("account settings", func(t *testing.T) {
-			settings := func(c *skClient) skM { return c.obj(t, http.MethodGet, "/v1/account/settings", nil, http.StatusOK) }
+			settings := func(c *skClient) skM { return c.object(t, http.MethodGet, "/v1/account/settings", nil, http.StatusOK) }
 			before := settings(a)
 			for _, method := range []string{http.MethodPatch, http.MethodPut} {
 				m.fail(t, method, "/v1/account/settings", skM{"timerMode": "START_TIME_END_TIME", "useWorktime": true}, http.StatusForbidden)
@@ -490,12 +490,12 @@ func TestPolicyTable(t *testing.T) {
 			}
 			// The other tenant's admin changes only their own tenant.
 			fb := settings(e.foreign)
-			e.foreign.obj(t, http.MethodPatch, "/v1/account/settings", skM{"timerMode": "START_TIME_END_TIME"}, http.StatusOK)
+			e.foreign.object(t, http.MethodPatch, "/v1/account/settings", skM{"timerMode": "START_TIME_END_TIME"}, http.StatusOK)
 			if got := settings(a); !reflect.DeepEqual(got, before) {
 				t.Errorf("settings after another tenant's change: %v, want %v", got, before)
 			}
-			e.foreign.obj(t, http.MethodPatch, "/v1/account/settings", fb, http.StatusOK)
-			got := a.obj(t, http.MethodPatch, "/v1/account/settings", before, http.StatusOK)
+			e.foreign.object(t, http.MethodPatch, "/v1/account/settings", fb, http.StatusOK)
+			got := a.object(t, http.MethodPatch, "/v1/account/settings", before, http.StatusOK)
 			if got["timerMode"] != before["timerMode"] {
 				t.Errorf("admin's change: %v", got)
 			}
@@ -524,9 +524,9 @@ func TestPolicyTable(t *testing.T) {
 		})
 
 		t.Run("skill set apply", func(t *testing.T) {
-			set := skID(t, a.create(t, "skill-sets", skM{"name": "apply", "category": e.refs["skill-set-categories"]}))
+			set := rsID(t, a.create(t, "skill-sets", skM{"name": "apply", "category": e.refs["skill-set-categories"]}))
 			a.create(t, "tag-assignments", skM{"tag": e.skill(t), "model": "skillSet", "record": set})
-			user := skID(t, a.create(t, "users", skM{"email": "apply@acme.test"}))
+			user := rsID(t, a.create(t, "users", skM{"email": "apply@acme.test"}))
 			path := fmt.Sprintf("/v1/skill-sets/%d/apply", set)
 			before := a.list(t, "/v1/skill-assignments")
 			m.fail(t, http.MethodPost, path, skM{"users": []int64{user}}, http.StatusForbidden)
@@ -540,7 +540,7 @@ func TestPolicyTable(t *testing.T) {
 				t.Errorf("the other tenant has skill assignments: %v", got)
 			}
 			got := a.arr(t, http.MethodPost, path, skM{"users": []int64{user}}, http.StatusOK)
-			if len(got) != 1 || skNum(got[0]["user"]) != user {
+			if len(got) != 1 || rsNum(got[0]["user"]) != user {
 				t.Errorf("admin's apply: %v", got)
 			}
 		})
@@ -569,11 +569,11 @@ func TestPolicyTable(t *testing.T) {
 					t.Errorf("%s: uploads %v", what, got)
 				}
 			}
-			projectDoc := skID(t, a.create(t, "documents", skM{"model": "project", "record": e.refs["projects"], "category": 8}))
-			adminsDoc := skID(t, a.create(t, "documents", skM{"model": "user", "record": a.userID, "category": 1, "visibleToUser": true}))
-			membersDoc := skID(t, a.create(t, "documents", skM{"model": "user", "record": m.userID, "category": 1, "visibleToUser": true}))
-			adminsExpense := skID(t, a.create(t, "expenses", skM{"amount": 1}))
-			membersExpense := skID(t, m.create(t, "expenses", skM{"amount": 2}))
+			projectDoc := rsID(t, a.create(t, "documents", skM{"model": "project", "record": e.refs["projects"], "category": 8}))
+			adminsDoc := rsID(t, a.create(t, "documents", skM{"model": "user", "record": a.userID, "category": 1, "visibleToUser": true}))
+			membersDoc := rsID(t, a.create(t, "documents", skM{"model": "user", "record": m.userID, "category": 1, "visibleToUser": true}))
+			adminsExpense := rsID(t, a.create(t, "expenses", skM{"amount": 1}))
+			membersExpense := rsID(t, m.create(t, "expenses", skM{"amount": 2}))
 			skAbsent(t, e.foreign, "documents", projectDoc)
 			skAbsent(t, e.foreign, "expenses", adminsExpense)
 

@@ -7,10 +7,8 @@ package httpapi_test
 // both database engines.
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -24,17 +22,13 @@ import (
 // skM is a JSON object literal.
 type skM = map[string]any
 
-// skClient is a signed-in caller of one tenant.
-type skClient struct {
-	srv    *testenv.Server
-	slug   string
-	token  string
-	userID int64
-}
+// skClient is rsClient with the checks these tests add: arrays from any
+// method, and errors that must name fields.
+type skClient struct{ *rsClient }
 
 func skSignIn(t *testing.T, srv *testenv.Server, tn testenv.Tenant) *skClient {
 	t.Helper()
-	return &skClient{srv: srv, slug: tn.Slug, token: login(t, srv, tn).AccessToken, userID: tn.AdminID}
+	return &skClient{rsSignIn(t, srv, tn)}
 }
 
 // skMember creates a member (no admin) of c's tenant and signs them in.
@@ -43,64 +37,8 @@ func (c *skClient) skMember(t *testing.T, email string) *skClient {
 	const password = "member-password"
 	u := c.create(t, "users", skM{"email": email, "password": password, "isAdmin": false})
 	m := skSignIn(t, c.srv, testenv.Tenant{Slug: c.slug, AdminEmail: email, Password: password})
-	m.userID = skID(t, u)
+	m.userID = rsID(t, u)
 	return m
-}
-
-// send makes a request; body nil sends none, anything else is JSON-encoded.
-func (c *skClient) send(t *testing.T, method, path string, body any) (int, http.Header, []byte) {
-	t.Helper()
-	var r io.Reader
-	if body != nil {
-		js, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = bytes.NewReader(js)
-	}
-	req, err := http.NewRequest(method, c.srv.URL+path, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("companyurl", c.slug)
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	if r != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("%s %s: read body: %v", method, path, err)
-	}
-	return resp.StatusCode, resp.Header, raw
-}
-
-// obj makes a request that must answer want with a JSON object.
-func (c *skClient) obj(t *testing.T, method, path string, body any, want int) skM {
-	t.Helper()
-	status, _, raw := c.send(t, method, path, body)
-	if status != want {
-		t.Fatalf("%s %s: status %d, want %d: %s", method, path, status, want, raw)
-	}
-	var m skM
-	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		t.Fatalf("%s %s: body is not a JSON object: %q", method, path, raw)
-	}
-	return m
-}
-
-func (c *skClient) create(t *testing.T, res string, body any) skM {
-	t.Helper()
-	return c.obj(t, http.MethodPost, "/v1/"+res, body, http.StatusCreated)
-}
-
-func (c *skClient) get(t *testing.T, res string, id int64) skM {
-	t.Helper()
-	return c.obj(t, http.MethodGet, fmt.Sprintf("/v1/%s/%d", res, id), nil, http.StatusOK)
 }
 
 // arr makes a request that must answer want with a JSON array of objects.
@@ -113,21 +51,6 @@ func (c *skClient) arr(t *testing.T, method, path string, body any, want int) []
 	var out []skM
 	if err := json.Unmarshal(raw, &out); err != nil || out == nil {
 		t.Fatalf("%s %s: body is not a JSON array: %q", method, path, raw)
-	}
-	return out
-}
-
-func (c *skClient) list(t *testing.T, path string) []skM {
-	t.Helper()
-	return c.arr(t, http.MethodGet, path, nil, http.StatusOK)
-}
-
-// ids lists a path and returns the ids in order.
-func (c *skClient) ids(t *testing.T, path string) []int64 {
-	t.Helper()
-	var out []int64
-	for _, m := range c.list(t, path) {
-		out = append(out, skID(t, m))
 	}
 	return out
 }
@@ -151,40 +74,11 @@ func (c *skClient) fail(t *testing.T, method, path string, body any, status int,
 		t.Errorf("%s %s: error without message: %s", method, path, raw)
 	}
 	for _, f := range fields {
-		if !slices.Contains(skProblemFields(m), f) {
+		if !slices.Contains(rsProblemFields(m), f) {
 			t.Errorf("%s %s: problems %v do not name %q", method, path, m["problems"], f)
 		}
 	}
 	return m
-}
-
-func skProblemFields(m skM) []string {
-	var out []string
-	ps, _ := m["problems"].([]any)
-	for _, p := range ps {
-		pm, _ := p.(map[string]any)
-		f, _ := pm["field"].(string)
-		out = append(out, f)
-	}
-	return out
-}
-
-func skID(t *testing.T, m skM) int64 {
-	t.Helper()
-	f, ok := m["id"].(float64)
-	if !ok || f != float64(int64(f)) || f <= 0 {
-		t.Fatalf("id %v is not a positive integer: %v", m["id"], m)
-	}
-	return int64(f)
-}
-
-// skNum is a decoded JSON number as an int64 (-1 when it is none).
-func skNum(v any) int64 {
-	f, ok := v.(float64)
-	if !ok {
-		return -1
-	}
-	return int64(f)
 }
 
 func skWhere(w string) string { return "where=" + url.QueryEscape(w) }
@@ -218,28 +112,28 @@ func TestSkTags(t *testing.T) {
 		admin := skSignIn(t, srv, tn)
 
 		cat := admin.create(t, "tag-categories", skM{"name": "Programming"})
-		catID := skID(t, cat)
+		catID := rsID(t, cat)
 		if got := admin.get(t, "tag-categories", catID); !reflect.DeepEqual(got, cat) {
 			t.Errorf("GET tag category %v, want %v", got, cat)
 		}
 		if !slices.Contains(admin.ids(t, "/v1/tag-categories"), catID) {
 			t.Error("tag category not listed")
 		}
-		ssc := skID(t, admin.create(t, "skill-set-categories", skM{"name": "not a tag category"}))
+		ssc := rsID(t, admin.create(t, "skill-set-categories", skM{"name": "not a tag category"}))
 
 		plain := admin.create(t, "tags", skM{"name": "urgent"})
 		if v, ok := plain["type"]; ok && v != nil {
 			t.Errorf("plain tag has type %v", v)
 		}
-		plainID := skID(t, plain)
-		plainNull := skID(t, admin.create(t, "tags", skM{"name": "vip", "type": nil}))
+		plainID := rsID(t, plain)
+		plainNull := rsID(t, admin.create(t, "tags", skM{"name": "vip", "type": nil}))
 		skill := admin.create(t, "tags", skM{"name": "Go", "type": 1, "category": catID})
-		if skNum(skill["type"]) != 1 || skNum(skill["category"]) != catID {
+		if rsNum(skill["type"]) != 1 || rsNum(skill["category"]) != catID {
 			t.Errorf("skill %v", skill)
 		}
-		skillID := skID(t, skill)
-		language := skID(t, admin.create(t, "tags", skM{"name": "German", "type": 2, "category": catID}))
-		cert := skID(t, admin.create(t, "tags", skM{"name": "CKA", "type": 3, "category": catID}))
+		skillID := rsID(t, skill)
+		language := rsID(t, admin.create(t, "tags", skM{"name": "German", "type": 2, "category": catID}))
+		cert := rsID(t, admin.create(t, "tags", skM{"name": "CKA", "type": 3, "category": catID}))
 		plains := []int64{plainID, plainNull}
 		skills := []int64{skillID, language, cert}
 
@@ -282,16 +176,16 @@ func TestSkTags(t *testing.T) {
 			admin.fail(t, http.MethodPatch, fmt.Sprintf("/v1/tags/%d", plainID), skM{"type": 1}, http.StatusBadRequest, "category")
 			admin.fail(t, http.MethodPatch, fmt.Sprintf("/v1/tags/%d", plainID), skM{"category": catID}, http.StatusBadRequest, "category")
 			// A tag may become a skill and back, with its category.
-			tmp := skID(t, admin.create(t, "tags", skM{"name": "temp"}))
-			up := admin.obj(t, http.MethodPatch, fmt.Sprintf("/v1/tags/%d", tmp), skM{"type": 2, "category": catID}, http.StatusOK)
-			if skNum(up["type"]) != 2 {
+			tmp := rsID(t, admin.create(t, "tags", skM{"name": "temp"}))
+			up := admin.object(t, http.MethodPatch, fmt.Sprintf("/v1/tags/%d", tmp), skM{"type": 2, "category": catID}, http.StatusOK)
+			if rsNum(up["type"]) != 2 {
 				t.Errorf("tag turned skill: %v", up)
 			}
-			down := admin.obj(t, http.MethodPatch, fmt.Sprintf("/v1/tags/%d", tmp), skM{"type": nil, "category": nil}, http.StatusOK)
+			down := admin.object(t, http.MethodPatch, fmt.Sprintf("/v1/tags/%d", tmp), skM{"type": nil, "category": nil}, http.StatusOK)
 			if down["type"] != nil || down["category"] != nil {
 				t.Errorf("skill turned tag: %v", down)
 			}
-			admin.obj(t, http.MethodDelete, fmt.Sprintf("/v1/tags/%d", tmp), nil, http.StatusOK)
+			admin.object(t, http.MethodDelete, fmt.Sprintf("/v1/tags/%d", tmp), nil, http.StatusOK)
 		})
 
 		t.Run("lists show plain tags unless asked for skills", func(t *testing.T) {
@@ -340,7 +234,7 @@ func TestSkTags(t *testing.T) {
 		t.Run("GET by id shows any tag", func(t *testing.T) {
 			for _, id := range append(slices.Clone(plains), skills...) {
 				got := admin.get(t, "tags", id)
-				if skID(t, got) != id {
+				if rsID(t, got) != id {
 					t.Errorf("GET /v1/tags/%d = %v", id, got)
 				}
 			}
@@ -371,18 +265,18 @@ func skSetup(t *testing.T, srv *testenv.Server, tn testenv.Tenant, pad int) *skF
 	}
 	f := &skFixture{admin: a, tagAssignmentsPath: "/v1/tag-assignments", skillAssignmentsPath: "/v1/skill-assignments", tagsPath: "/v1/tags"}
 	f.member = a.skMember(t, "member@"+tn.Slug+".test")
-	f.client = skID(t, a.create(t, "clients", skM{"name": "Client"}))
-	f.project = skID(t, a.create(t, "projects", skM{"name": "Project", "client": f.client}))
-	f.task = skID(t, a.create(t, "tasks", skM{"name": "Task", "project": f.project}))
-	f.expenseCategory = skID(t, a.create(t, "expense-categories", skM{"name": "Travel"}))
-	f.expense = skID(t, a.create(t, "expenses", skM{"amount": 12}))
-	f.tagCategory = skID(t, a.create(t, "tag-categories", skM{"name": "Tech"}))
-	f.skillSetCategory = skID(t, a.create(t, "skill-set-categories", skM{"name": "Roles"}))
-	f.skillSet = skID(t, a.create(t, "skill-sets", skM{"name": "Backend", "category": f.skillSetCategory}))
-	f.plainTag = skID(t, a.create(t, "tags", skM{"name": "important"}))
-	f.skillA = skID(t, a.create(t, "tags", skM{"name": "Go", "type": 1, "category": f.tagCategory}))
-	f.skillB = skID(t, a.create(t, "tags", skM{"name": "SQL", "type": 1, "category": f.tagCategory}))
-	f.skillC = skID(t, a.create(t, "tags", skM{"name": "English", "type": 2, "category": f.tagCategory}))
+	f.client = rsID(t, a.create(t, "clients", skM{"name": "Client"}))
+	f.project = rsID(t, a.create(t, "projects", skM{"name": "Project", "client": f.client}))
+	f.task = rsID(t, a.create(t, "tasks", skM{"name": "Task", "project": f.project}))
+	f.expenseCategory = rsID(t, a.create(t, "expense-categories", skM{"name": "Travel"}))
+	f.expense = rsID(t, a.create(t, "expenses", skM{"amount": 12}))
+	f.tagCategory = rsID(t, a.create(t, "tag-categories", skM{"name": "Tech"}))
+	f.skillSetCategory = rsID(t, a.create(t, "skill-set-categories", skM{"name": "Roles"}))
+	f.skillSet = rsID(t, a.create(t, "skill-sets", skM{"name": "Backend", "category": f.skillSetCategory}))
+	f.plainTag = rsID(t, a.create(t, "tags", skM{"name": "important"}))
+	f.skillA = rsID(t, a.create(t, "tags", skM{"name": "Go", "type": 1, "category": f.tagCategory}))
+	f.skillB = rsID(t, a.create(t, "tags", skM{"name": "SQL", "type": 1, "category": f.tagCategory}))
+	f.skillC = rsID(t, a.create(t, "tags", skM{"name": "English", "type": 2, "category": f.tagCategory}))
 	return f
 }
 
@@ -403,10 +297,10 @@ func TestSkTagAssignments(t *testing.T) {
 				record int64
 			}{{"client", f.client}, {"project", f.project}, {"task", f.task}, {"user", f.member.userID}, {"user", a.userID}, {"expenseCategory", f.expenseCategory}} {
 				rec := a.create(t, "tag-assignments", skM{"tag": f.plainTag, "model": c.model, "record": c.record})
-				if rec["model"] != c.model || skNum(rec["record"]) != c.record || skNum(rec["tag"]) != f.plainTag {
+				if rec["model"] != c.model || rsNum(rec["record"]) != c.record || rsNum(rec["tag"]) != f.plainTag {
 					t.Errorf("%s: %v", c.model, rec)
 				}
-				if got := a.get(t, "tag-assignments", skID(t, rec)); !reflect.DeepEqual(got, rec) {
+				if got := a.get(t, "tag-assignments", rsID(t, rec)); !reflect.DeepEqual(got, rec) {
 					t.Errorf("GET %v, want %v", got, rec)
 				}
 			}
@@ -438,13 +332,13 @@ func TestSkTagAssignments(t *testing.T) {
 			}
 			for _, skill := range []int64{f.skillA, f.skillB, f.skillC} {
 				rec := a.create(t, "tag-assignments", skM{"tag": skill, "model": "skillSet", "record": f.skillSet})
-				if rec["model"] != "skillSet" || skNum(rec["record"]) != f.skillSet {
+				if rec["model"] != "skillSet" || rsNum(rec["record"]) != f.skillSet {
 					t.Errorf("skill on skill set: %v", rec)
 				}
 			}
 			// A change that breaks the rules is refused too.
 			rec := a.create(t, "tag-assignments", skM{"tag": f.plainTag, "model": "project", "record": f.project})
-			id := skID(t, rec)
+			id := rsID(t, rec)
 			a.fail(t, http.MethodPatch, fmt.Sprintf("/v1/tag-assignments/%d", id), skM{"tag": f.skillA}, http.StatusBadRequest)
 			a.fail(t, http.MethodPatch, fmt.Sprintf("/v1/tag-assignments/%d", id), skM{"model": "skillSet", "record": f.skillSet}, http.StatusBadRequest, "model")
 			if got := a.get(t, "tag-assignments", id); !reflect.DeepEqual(got, rec) {
@@ -490,11 +384,11 @@ func TestSkTagAssignments(t *testing.T) {
 		})
 
 		t.Run("an assignment whose tag was deleted stays editable", func(t *testing.T) {
-			tag := skID(t, a.create(t, "tags", skM{"name": "short-lived"}))
+			tag := rsID(t, a.create(t, "tags", skM{"name": "short-lived"}))
 			rec := a.create(t, "tag-assignments", skM{"tag": tag, "model": "client", "record": f.client})
-			a.obj(t, http.MethodDelete, fmt.Sprintf("/v1/tags/%d", tag), nil, http.StatusOK)
-			up := a.obj(t, http.MethodPatch, fmt.Sprintf("/v1/tag-assignments/%d", skID(t, rec)), skM{"note": "tag gone"}, http.StatusOK)
-			if up["note"] != "tag gone" || skNum(up["tag"]) != tag {
+			a.object(t, http.MethodDelete, fmt.Sprintf("/v1/tags/%d", tag), nil, http.StatusOK)
+			up := a.object(t, http.MethodPatch, fmt.Sprintf("/v1/tag-assignments/%d", rsID(t, rec)), skM{"note": "tag gone"}, http.StatusOK)
+			if up["note"] != "tag gone" || rsNum(up["tag"]) != tag {
 				t.Errorf("PATCH of an assignment with a deleted tag: %v", up)
 			}
 		})
@@ -521,8 +415,8 @@ func TestSkSkillAssignments(t *testing.T) {
 		path := func(id int64) string { return fmt.Sprintf("/v1/skill-assignments/%d", id) }
 
 		first := a.create(t, "skill-assignments", skM{"user": u, "tag": f.skillA, "proficiency": 3})
-		id := skID(t, first)
-		if skNum(first["status"]) != 1 || skNum(first["proficiency"]) != 3 || skNum(first["user"]) != u || skNum(first["tag"]) != f.skillA {
+		id := rsID(t, first)
+		if rsNum(first["status"]) != 1 || rsNum(first["proficiency"]) != 3 || rsNum(first["user"]) != u || rsNum(first["tag"]) != f.skillA {
 			t.Fatalf("created assignment %v, want status 1", first)
 		}
 		if got := a.get(t, "skill-assignments", id); !reflect.DeepEqual(got, first) {
@@ -557,12 +451,12 @@ func TestSkSkillAssignments(t *testing.T) {
 			}
 			a.fail(t, http.MethodPatch, path(id), skM{"proficiency": 6}, http.StatusBadRequest, "proficiency")
 			for p := 1; p <= 5; p++ {
-				got := a.obj(t, http.MethodPatch, path(id), skM{"proficiency": p}, http.StatusOK)
-				if skNum(got["proficiency"]) != int64(p) {
+				got := a.object(t, http.MethodPatch, path(id), skM{"proficiency": p}, http.StatusOK)
+				if rsNum(got["proficiency"]) != int64(p) {
 					t.Errorf("proficiency %d: %v", p, got)
 				}
 			}
-			a.obj(t, http.MethodPatch, path(id), skM{"proficiency": 3}, http.StatusOK)
+			a.object(t, http.MethodPatch, path(id), skM{"proficiency": 3}, http.StatusOK)
 		})
 
 		t.Run("a second active assignment conflicts", func(t *testing.T) {
@@ -578,19 +472,19 @@ func TestSkSkillAssignments(t *testing.T) {
 			}
 			// Another user may hold the same skill.
 			other := a.create(t, "skill-assignments", skM{"user": a.userID, "tag": f.skillA})
-			if skID(t, other) == id || skNum(other["status"]) != 1 {
+			if rsID(t, other) == id || rsNum(other["status"]) != 1 {
 				t.Errorf("admin's assignment %v", other)
 			}
 		})
 
 		t.Run("delete archives, POST re-activates", func(t *testing.T) {
 			n := count()
-			del := a.obj(t, http.MethodDelete, path(id), nil, http.StatusOK)
-			if skID(t, del) != id || skNum(del["status"]) != 0 || skNum(del["user"]) != u || skNum(del["tag"]) != f.skillA {
+			del := a.object(t, http.MethodDelete, path(id), nil, http.StatusOK)
+			if rsID(t, del) != id || rsNum(del["status"]) != 0 || rsNum(del["user"]) != u || rsNum(del["tag"]) != f.skillA {
 				t.Errorf("DELETE answered %v, want the archived record", del)
 			}
 			got := a.get(t, "skill-assignments", id)
-			if skNum(got["status"]) != 0 || skNum(got["proficiency"]) != 3 {
+			if rsNum(got["status"]) != 0 || rsNum(got["proficiency"]) != 3 {
 				t.Errorf("archived record %v", got)
 			}
 			if got := count(); got != n {
@@ -607,7 +501,7 @@ func TestSkSkillAssignments(t *testing.T) {
 			}
 
 			again := a.create(t, "skill-assignments", skM{"user": u, "tag": f.skillA, "proficiency": 5})
-			if skID(t, again) != id || skNum(again["status"]) != 1 || skNum(again["proficiency"]) != 5 {
+			if rsID(t, again) != id || rsNum(again["status"]) != 1 || rsNum(again["proficiency"]) != 5 {
 				t.Errorf("POST of an archived skill: %v, want record %d re-activated with proficiency 5", again, id)
 			}
 			if again["createdAt"] != first["createdAt"] {
@@ -629,7 +523,7 @@ func TestSkSkillAssignments(t *testing.T) {
 
 		t.Run("changing to a skill the user holds conflicts", func(t *testing.T) {
 			recB := a.create(t, "skill-assignments", skM{"user": u, "tag": f.skillB, "proficiency": 2})
-			idB := skID(t, recB)
+			idB := rsID(t, recB)
 			n := count()
 			a.fail(t, http.MethodPatch, path(idB), skM{"tag": f.skillA}, http.StatusConflict)
 			a.fail(t, http.MethodPut, path(idB), skM{"tag": f.skillA}, http.StatusConflict)
@@ -641,8 +535,8 @@ func TestSkSkillAssignments(t *testing.T) {
 			}
 			a.fail(t, http.MethodPatch, path(idB), skM{"tag": f.plainTag}, http.StatusBadRequest, "tag")
 			// A skill the user does not hold is fine.
-			moved := a.obj(t, http.MethodPatch, path(idB), skM{"tag": f.skillC}, http.StatusOK)
-			if skNum(moved["tag"]) != f.skillC || skNum(moved["status"]) != 1 {
+			moved := a.object(t, http.MethodPatch, path(idB), skM{"tag": f.skillC}, http.StatusOK)
+			if rsNum(moved["tag"]) != f.skillC || rsNum(moved["status"]) != 1 {
 				t.Errorf("moved assignment %v", moved)
 			}
 			// Moving the admin's assignment onto the member is a conflict too.
@@ -654,19 +548,19 @@ func TestSkSkillAssignments(t *testing.T) {
 		})
 
 		t.Run("an assignment whose skill was deleted stays editable", func(t *testing.T) {
-			gone := skID(t, a.create(t, "tags", skM{"name": "COBOL", "type": 1, "category": f.tagCategory}))
+			gone := rsID(t, a.create(t, "tags", skM{"name": "COBOL", "type": 1, "category": f.tagCategory}))
 			rec := a.create(t, "skill-assignments", skM{"user": u, "tag": gone, "proficiency": 1})
-			a.obj(t, http.MethodDelete, fmt.Sprintf("/v1/tags/%d", gone), nil, http.StatusOK)
-			up := a.obj(t, http.MethodPatch, path(skID(t, rec)), skM{"proficiency": 2}, http.StatusOK)
-			if skNum(up["proficiency"]) != 2 || skNum(up["tag"]) != gone {
+			a.object(t, http.MethodDelete, fmt.Sprintf("/v1/tags/%d", gone), nil, http.StatusOK)
+			up := a.object(t, http.MethodPatch, path(rsID(t, rec)), skM{"proficiency": 2}, http.StatusOK)
+			if rsNum(up["proficiency"]) != 2 || rsNum(up["tag"]) != gone {
 				t.Errorf("PATCH of an assignment with a deleted skill: %v", up)
 			}
-			del := a.obj(t, http.MethodDelete, path(skID(t, rec)), nil, http.StatusOK)
-			if skNum(del["status"]) != 0 {
+			del := a.object(t, http.MethodDelete, path(rsID(t, rec)), nil, http.StatusOK)
+			if rsNum(del["status"]) != 0 {
 				t.Errorf("DELETE of an assignment with a deleted skill: %v", del)
 			}
 			// Moving it to a tag that is no skill is still refused.
-			a.fail(t, http.MethodPatch, path(skID(t, rec)), skM{"tag": f.plainTag}, http.StatusBadRequest, "tag")
+			a.fail(t, http.MethodPatch, path(rsID(t, rec)), skM{"tag": f.plainTag}, http.StatusBadRequest, "tag")
 		})
 
 		t.Run("members may not assign skills", func(t *testing.T) {
@@ -708,26 +602,26 @@ func TestSkSkillSets(t *testing.T) {
 			}
 			a.fail(t, http.MethodPatch, fmt.Sprintf("/v1/skill-sets/%d", f.skillSet), skM{"category": nil}, http.StatusBadRequest, "category")
 			set := a.create(t, "skill-sets", skM{"name": "Frontend", "category": f.skillSetCategory})
-			if skNum(set["category"]) != f.skillSetCategory {
+			if rsNum(set["category"]) != f.skillSetCategory {
 				t.Errorf("skill set %v", set)
 			}
 		})
 
 		// The set holds skills A and B; C stays outside.
-		set := skID(t, a.create(t, "skill-sets", skM{"name": "Backend dev", "category": f.skillSetCategory}))
-		taA := skID(t, a.create(t, "tag-assignments", skM{"tag": f.skillA, "model": "skillSet", "record": set}))
+		set := rsID(t, a.create(t, "skill-sets", skM{"name": "Backend dev", "category": f.skillSetCategory}))
+		taA := rsID(t, a.create(t, "tag-assignments", skM{"tag": f.skillA, "model": "skillSet", "record": set}))
 		a.create(t, "tag-assignments", skM{"tag": f.skillB, "model": "skillSet", "record": set})
 		// Skills of other sets do not count.
 		a.create(t, "tag-assignments", skM{"tag": f.skillC, "model": "skillSet", "record": f.skillSet})
 		apply := func(id int64) string { return fmt.Sprintf("/v1/skill-sets/%d/apply", id) }
 
 		u1 := f.member.userID
-		u2 := skID(t, a.create(t, "users", skM{"email": "u2@acme.test"}))
-		u3 := skID(t, a.create(t, "users", skM{"email": "u3@acme.test"}))
+		u2 := rsID(t, a.create(t, "users", skM{"email": "u2@acme.test"}))
+		u3 := rsID(t, a.create(t, "users", skM{"email": "u3@acme.test"}))
 		// u1 holds A actively; u2 held B, archived.
 		u1A := a.create(t, "skill-assignments", skM{"user": u1, "tag": f.skillA, "proficiency": 4})
-		u2B := skID(t, a.create(t, "skill-assignments", skM{"user": u2, "tag": f.skillB, "proficiency": 2}))
-		a.obj(t, http.MethodDelete, fmt.Sprintf("/v1/skill-assignments/%d", u2B), nil, http.StatusOK)
+		u2B := rsID(t, a.create(t, "skill-assignments", skM{"user": u2, "tag": f.skillB, "proficiency": 2}))
+		a.object(t, http.MethodDelete, fmt.Sprintf("/v1/skill-assignments/%d", u2B), nil, http.StatusOK)
 
 		var applied []skM
 		t.Run("apply", func(t *testing.T) {
@@ -739,22 +633,22 @@ func TestSkSkillSets(t *testing.T) {
 			want := [][2]int64{{u1, f.skillA}, {u1, f.skillB}, {u2, f.skillA}, {u2, f.skillB}}
 			for i, w := range want {
 				got := applied[i]
-				if skNum(got["user"]) != w[0] || skNum(got["tag"]) != w[1] || skNum(got["status"]) != 1 {
+				if rsNum(got["user"]) != w[0] || rsNum(got["tag"]) != w[1] || rsNum(got["status"]) != 1 {
 					t.Errorf("assignment %d = %v, want user %d skill %d active", i, got, w[0], w[1])
 				}
 			}
 			if !reflect.DeepEqual(applied[0], u1A) {
 				t.Errorf("u1's existing assignment changed: %v, want %v", applied[0], u1A)
 			}
-			if skID(t, applied[3]) != u2B {
+			if rsID(t, applied[3]) != u2B {
 				t.Errorf("u2's archived B: id %v, want %d re-activated", applied[3]["id"], u2B)
 			}
-			if skNum(applied[3]["proficiency"]) != 2 {
+			if rsNum(applied[3]["proficiency"]) != 2 {
 				t.Errorf("u2's re-activated B lost its proficiency: %v", applied[3])
 			}
 			for _, i := range []int{1, 2} {
-				id := skID(t, applied[i])
-				if id == skID(t, u1A) || id == u2B {
+				id := rsID(t, applied[i])
+				if id == rsID(t, u1A) || id == u2B {
 					t.Errorf("assignment %d should be new: %v", i, applied[i])
 				}
 			}
@@ -762,7 +656,7 @@ func TestSkSkillSets(t *testing.T) {
 				t.Errorf("%d assignments after apply, want %d (two new)", got, n+2)
 			}
 			for _, rec := range applied {
-				if got := a.get(t, "skill-assignments", skID(t, rec)); !reflect.DeepEqual(got, rec) {
+				if got := a.get(t, "skill-assignments", rsID(t, rec)); !reflect.DeepEqual(got, rec) {
 					t.Errorf("stored %v, answered %v", got, rec)
 				}
 			}
@@ -800,7 +694,7 @@ func TestSkSkillSets(t *testing.T) {
 				a.fail(t, http.MethodPost, apply(set), skM{"users": users}, http.StatusBadRequest)
 			}
 			m := a.fail(t, http.MethodPost, apply(set), skM{"users": []any{u3, u3, 999999}}, http.StatusBadRequest)
-			if fields := skProblemFields(m); !slices.Equal(fields, []string{"users[2]"}) {
+			if fields := rsProblemFields(m); !slices.Equal(fields, []string{"users[2]"}) {
 				t.Errorf("problems name %v, want [users[2]] (the position in the request)", fields)
 			}
 			for _, body := range []skM{{}, {"users": []any{}}, {"users": "x"}, {"users": []any{"x"}}, {"users": []any{0}}, {"users": []any{1.5}}, {"users": nil}} {
@@ -832,7 +726,7 @@ func TestSkSkillSets(t *testing.T) {
 				t.Errorf("%d assignments, want %d", got, n)
 			}
 			// A set without skills gives nothing.
-			empty := skID(t, a.create(t, "skill-sets", skM{"name": "empty", "category": f.skillSetCategory}))
+			empty := rsID(t, a.create(t, "skill-sets", skM{"name": "empty", "category": f.skillSetCategory}))
 			if got := a.arr(t, http.MethodPost, apply(empty), skM{"users": []int64{u3}}, http.StatusOK); len(got) != 0 {
 				t.Errorf("empty set applied: %v", got)
 			}
@@ -840,30 +734,30 @@ func TestSkSkillSets(t *testing.T) {
 
 		t.Run("changing the set later does not touch users", func(t *testing.T) {
 			before := a.list(t, "/v1/skill-assignments")
-			a.obj(t, http.MethodDelete, fmt.Sprintf("/v1/tag-assignments/%d", taA), nil, http.StatusOK)
+			a.object(t, http.MethodDelete, fmt.Sprintf("/v1/tag-assignments/%d", taA), nil, http.StatusOK)
 			if after := a.list(t, "/v1/skill-assignments"); !reflect.DeepEqual(after, before) {
 				t.Errorf("removing a skill from the set changed assignments:\n%v\n%v", after, before)
 			}
 			got := a.arr(t, http.MethodPost, apply(set), skM{"users": []int64{u3}}, http.StatusOK)
-			if len(got) != 1 || skNum(got[0]["tag"]) != f.skillB || skNum(got[0]["user"]) != u3 {
+			if len(got) != 1 || rsNum(got[0]["tag"]) != f.skillB || rsNum(got[0]["user"]) != u3 {
 				t.Errorf("apply after removing A: %v, want only B for u3", got)
 			}
 			// u1 and u2 keep A.
 			for _, rec := range applied {
-				cur := a.get(t, "skill-assignments", skID(t, rec))
-				if skNum(cur["status"]) != 1 {
+				cur := a.get(t, "skill-assignments", rsID(t, rec))
+				if rsNum(cur["status"]) != 1 {
 					t.Errorf("assignment %v after the set changed: %v", rec, cur)
 				}
 			}
 			// A deleted skill is no longer part of the set.
-			gone := skID(t, a.create(t, "tags", skM{"name": "Perl", "type": 1, "category": f.tagCategory}))
+			gone := rsID(t, a.create(t, "tags", skM{"name": "Perl", "type": 1, "category": f.tagCategory}))
 			a.create(t, "tag-assignments", skM{"tag": gone, "model": "skillSet", "record": set})
-			a.obj(t, http.MethodDelete, fmt.Sprintf("/v1/tags/%d", gone), nil, http.StatusOK)
-			if got := a.arr(t, http.MethodPost, apply(set), skM{"users": []int64{u3}}, http.StatusOK); len(got) != 1 || skNum(got[0]["tag"]) != f.skillB {
+			a.object(t, http.MethodDelete, fmt.Sprintf("/v1/tags/%d", gone), nil, http.StatusOK)
+			if got := a.arr(t, http.MethodPost, apply(set), skM{"users": []int64{u3}}, http.StatusOK); len(got) != 1 || rsNum(got[0]["tag"]) != f.skillB {
 				t.Errorf("apply with a deleted skill in the set: %v, want only B", got)
 			}
 			before = a.list(t, "/v1/skill-assignments")
-			a.obj(t, http.MethodDelete, fmt.Sprintf("/v1/skill-sets/%d", set), nil, http.StatusOK)
+			a.object(t, http.MethodDelete, fmt.Sprintf("/v1/skill-sets/%d", set), nil, http.StatusOK)
 			if after := a.list(t, "/v1/skill-assignments"); !reflect.DeepEqual(after, before) {
 				t.Error("deleting the set changed assignments")
 			}
@@ -886,7 +780,7 @@ func TestSkPublicHoliday(t *testing.T) {
 		if len(typesA) != 1 || typesA[0]["name"] != "PublicHoliday" || len(typesB) != 1 || typesB[0]["name"] != "PublicHoliday" {
 			t.Fatalf("absence types of new tenants: %v / %v", typesA, typesB)
 		}
-		ph, phB := skID(t, typesA[0]), skID(t, typesB[0])
+		ph, phB := rsID(t, typesA[0]), rsID(t, typesB[0])
 		if ph == phB && b.Name == "postgres" {
 			t.Errorf("tenants share the PublicHoliday type %d", ph)
 		}
@@ -909,21 +803,21 @@ func TestSkPublicHoliday(t *testing.T) {
 			a.fail(t, http.MethodPost, "/v1/absence-types", skM{"name": "PublicHoliday"}, http.StatusConflict)
 			a.fail(t, http.MethodPost, "/v1/absence-types", skM{"name": "PublicHoliday", "color": "red"}, http.StatusConflict)
 			vac := a.create(t, "absence-types", skM{"name": "Vacation"})
-			a.fail(t, http.MethodPatch, fmt.Sprintf("/v1/absence-types/%d", skID(t, vac)), skM{"name": "PublicHoliday"}, http.StatusConflict)
-			if got := a.get(t, "absence-types", skID(t, vac)); !reflect.DeepEqual(got, vac) {
+			a.fail(t, http.MethodPatch, fmt.Sprintf("/v1/absence-types/%d", rsID(t, vac)), skM{"name": "PublicHoliday"}, http.StatusConflict)
+			if got := a.get(t, "absence-types", rsID(t, vac)); !reflect.DeepEqual(got, vac) {
 				t.Errorf("Vacation after a refused rename: %v", got)
 			}
 			if got := a.ids(t, "/v1/absence-types?name=PublicHoliday"); !slices.Equal(got, []int64{ph}) {
 				t.Errorf("PublicHoliday types: %v", got)
 			}
 			// Its other attributes may change; the name stays.
-			up := a.obj(t, http.MethodPatch, typePath, skM{"color": "#ff0000", "name": "PublicHoliday"}, http.StatusOK)
+			up := a.object(t, http.MethodPatch, typePath, skM{"color": "#ff0000", "name": "PublicHoliday"}, http.StatusOK)
 			if up["name"] != "PublicHoliday" || up["color"] != "#ff0000" {
 				t.Errorf("PATCH color: %v", up)
 			}
 			phRec = up
 			// Another tenant's type is its own.
-			if got := bc.list(t, "/v1/absence-types"); len(got) != 1 || skID(t, got[0]) != phB || got[0]["color"] != nil {
+			if got := bc.list(t, "/v1/absence-types"); len(got) != 1 || rsID(t, got[0]) != phB || got[0]["color"] != nil {
 				t.Errorf("beta's types after acme's changes: %v", got)
 			}
 			if b.Name == "postgres" {
@@ -932,13 +826,13 @@ func TestSkPublicHoliday(t *testing.T) {
 			}
 		})
 
-		vacation := skID(t, a.create(t, "absence-types", skM{"name": "Sick"}))
+		vacation := rsID(t, a.create(t, "absence-types", skM{"name": "Sick"}))
 		xmas := a.create(t, "absences", skM{"absenceType": ph, "name": "Christmas", "day": "2026-12-25", "region": "all"})
 		newYear := a.create(t, "absences", skM{"absenceType": ph, "name": "New Year", "day": "2026-01-01"})
 		sick := a.create(t, "absences", skM{"absenceType": vacation, "name": "flu", "day": "2026-02-02", "user": member.userID})
 		untyped := a.create(t, "absences", skM{"name": "untyped", "day": "2026-03-03"})
 		bHoliday := bc.create(t, "absences", skM{"absenceType": phB, "name": "beta's holiday", "day": "2026-05-01"})
-		holidayIDs := []int64{skID(t, xmas), skID(t, newYear)}
+		holidayIDs := []int64{rsID(t, xmas), rsID(t, newYear)}
 
 		t.Run("holidays are absences of the PublicHoliday type", func(t *testing.T) {
 			for _, c := range []*skClient{a, member} {
@@ -954,14 +848,14 @@ func TestSkPublicHoliday(t *testing.T) {
 					t.Errorf("holidays %v, want %v", got, []skM{xmas, newYear})
 				}
 			}
-			status, hdr, raw := a.send(t, http.MethodGet, fmt.Sprintf("/v1/holidays/%d", skID(t, xmas)), nil)
+			status, hdr, raw := a.send(t, http.MethodGet, fmt.Sprintf("/v1/holidays/%d", rsID(t, xmas)), nil)
 			var got skM
 			_ = json.Unmarshal(raw, &got)
 			if status != 200 || hdr.Get("Deprecation") == "" || !reflect.DeepEqual(got, xmas) {
 				t.Errorf("GET holiday: %d, Deprecation %q, %s", status, hdr.Get("Deprecation"), raw)
 			}
-			for _, id := range []int64{skID(t, sick), skID(t, untyped), ph, skID(t, bHoliday), 999999} {
-				if id == skID(t, xmas) || id == skID(t, newYear) {
+			for _, id := range []int64{rsID(t, sick), rsID(t, untyped), ph, rsID(t, bHoliday), 999999} {
+				if id == rsID(t, xmas) || id == rsID(t, newYear) {
 					continue // the per-tenant counter of SQLite may repeat ids in beta
 				}
 				a.fail(t, http.MethodGet, fmt.Sprintf("/v1/holidays/%d", id), nil, http.StatusNotFound)
@@ -970,8 +864,8 @@ func TestSkPublicHoliday(t *testing.T) {
 				}
 			}
 			// Without a valid token: 401, still marked deprecated.
-			anon := &skClient{srv: a.srv, slug: a.slug, token: "expired-or-unknown"}
-			for _, p := range []string{"/v1/holidays", fmt.Sprintf("/v1/holidays/%d", skID(t, xmas))} {
+			anon := &skClient{&rsClient{srv: a.srv, slug: a.slug, token: "expired-or-unknown"}}
+			for _, p := range []string{"/v1/holidays", fmt.Sprintf("/v1/holidays/%d", rsID(t, xmas))} {
 				if status, hdr, raw := anon.send(t, http.MethodGet, p, nil); status != http.StatusUnauthorized || hdr.Get("Deprecation") == "" {
 					t.Errorf("GET %s without a valid token: %d, Deprecation %q: %s", p, status, hdr.Get("Deprecation"), raw)
 				}
@@ -985,16 +879,16 @@ func TestSkPublicHoliday(t *testing.T) {
 				t.Errorf("absences %v", got)
 			}
 			// Each tenant sees its own holidays.
-			if got := bc.ids(t, "/v1/holidays"); !slices.Equal(got, []int64{skID(t, bHoliday)}) {
+			if got := bc.ids(t, "/v1/holidays"); !slices.Equal(got, []int64{rsID(t, bHoliday)}) {
 				t.Errorf("beta's holidays %v", got)
 			}
 			if b.Name == "postgres" {
-				bc.fail(t, http.MethodGet, fmt.Sprintf("/v1/holidays/%d", skID(t, xmas)), nil, http.StatusNotFound)
+				bc.fail(t, http.MethodGet, fmt.Sprintf("/v1/holidays/%d", rsID(t, xmas)), nil, http.StatusNotFound)
 			}
 		})
 
 		t.Run("holidays are read-only", func(t *testing.T) {
-			hp := fmt.Sprintf("/v1/holidays/%d", skID(t, xmas))
+			hp := fmt.Sprintf("/v1/holidays/%d", rsID(t, xmas))
 			n := skCount(t, a, "/v1/absences")
 			a.fail(t, http.MethodPost, "/v1/holidays", skM{"absenceType": ph, "name": "new", "day": "2026-10-03"}, http.StatusMethodNotAllowed)
 			// The 405 answers are answers of a deprecated resource too.
@@ -1007,7 +901,7 @@ func TestSkPublicHoliday(t *testing.T) {
 					t.Errorf("%s %s: %d, Allow %q, Deprecation %q: %s", m, hp, status, hdr.Get("Allow"), hdr.Get("Deprecation"), raw)
 				}
 			}
-			if got := a.get(t, "absences", skID(t, xmas)); !reflect.DeepEqual(got, xmas) {
+			if got := a.get(t, "absences", rsID(t, xmas)); !reflect.DeepEqual(got, xmas) {
 				t.Errorf("holiday after refused writes: %v", got)
 			}
 			if got := skCount(t, a, "/v1/absences"); got != n {
@@ -1016,7 +910,7 @@ func TestSkPublicHoliday(t *testing.T) {
 		})
 
 		t.Run("the list language works on holidays", func(t *testing.T) {
-			x, ny := skID(t, xmas), skID(t, newYear)
+			x, ny := rsID(t, xmas), rsID(t, newYear)
 			cases := []struct {
 				query string
 				want  []int64
@@ -1030,7 +924,7 @@ func TestSkPublicHoliday(t *testing.T) {
 				{"?" + skWhere(fmt.Sprintf(`{"absenceType":%d}`, vacation)), nil},
 				{"?" + skWhere(fmt.Sprintf(`{"absenceType":%d}`, ph)), holidayIDs},
 				{"?" + skWhere(`{"day":"2026-02-02"}`), nil},
-				{"?" + skWhere(fmt.Sprintf(`{"or":[{"id":%d},{"id":%d}]}`, skID(t, sick), x)), []int64{x}},
+				{"?" + skWhere(fmt.Sprintf(`{"or":[{"id":%d},{"id":%d}]}`, rsID(t, sick), x)), []int64{x}},
 				{"?name=Christmas", []int64{x}},
 				{"?name=flu", nil},
 				{"?day=2026-01-01", []int64{ny}},
@@ -1060,13 +954,13 @@ func TestSkPublicHoliday(t *testing.T) {
 		})
 
 		t.Run("an absence leaves the holidays when its type changes", func(t *testing.T) {
-			a.obj(t, http.MethodPatch, fmt.Sprintf("/v1/absences/%d", skID(t, newYear)), skM{"absenceType": vacation}, http.StatusOK)
-			if got := a.ids(t, "/v1/holidays"); !slices.Equal(got, []int64{skID(t, xmas)}) {
+			a.object(t, http.MethodPatch, fmt.Sprintf("/v1/absences/%d", rsID(t, newYear)), skM{"absenceType": vacation}, http.StatusOK)
+			if got := a.ids(t, "/v1/holidays"); !slices.Equal(got, []int64{rsID(t, xmas)}) {
 				t.Errorf("holidays %v after the type change", got)
 			}
-			a.fail(t, http.MethodGet, fmt.Sprintf("/v1/holidays/%d", skID(t, newYear)), nil, http.StatusNotFound)
-			a.obj(t, http.MethodPatch, fmt.Sprintf("/v1/absences/%d", skID(t, sick)), skM{"absenceType": ph}, http.StatusOK)
-			if got := a.ids(t, "/v1/holidays"); !slices.Equal(got, skSorted(skID(t, xmas), skID(t, sick))) {
+			a.fail(t, http.MethodGet, fmt.Sprintf("/v1/holidays/%d", rsID(t, newYear)), nil, http.StatusNotFound)
+			a.object(t, http.MethodPatch, fmt.Sprintf("/v1/absences/%d", rsID(t, sick)), skM{"absenceType": ph}, http.StatusOK)
+			if got := a.ids(t, "/v1/holidays"); !slices.Equal(got, skSorted(rsID(t, xmas), rsID(t, sick))) {
 				t.Errorf("holidays %v after the type change", got)
 			}
 			a.fail(t, http.MethodPost, "/v1/absences", skM{"absenceType": 999999, "day": "2026-01-01"}, http.StatusBadRequest, "absenceType")
