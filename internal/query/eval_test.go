@@ -8,23 +8,18 @@ package query_test
 import (
 	"bytes"
 	"cmp"
-	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
 	mrand "math/rand/v2"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,6 +27,7 @@ import (
 	_ "modernc.org/sqlite"             // driver "sqlite"
 
 	"planwerk/internal/query"
+	"planwerk/internal/testenv"
 )
 
 // ---------------------------------------------------------------------
@@ -587,68 +583,10 @@ type engine struct {
 	dialect query.Dialect
 }
 
-func postgresURL() string {
-	if u := os.Getenv("PLANWERK_TEST_POSTGRES"); u != "" {
-		return u
-	}
-	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-}
-
-var (
-	pgOnce sync.Once
-	pgErr  error
-)
-
-// postgresSkip says why PostgreSQL runs are skipped ("" when a server
-// answers); under CI an unreachable server fails the test instead.
-func postgresSkip(t testing.TB) string {
-	t.Helper()
-	pgOnce.Do(func() {
-		db, err := sql.Open("pgx", postgresURL())
-		if err != nil {
-			pgErr = err
-			return
-		}
-		defer db.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		defer cancel()
-		pgErr = db.PingContext(ctx)
-	})
-	if pgErr == nil {
-		return ""
-	}
-	msg := fmt.Sprintf("PostgreSQL at %s does not answer (%v): PostgreSQL run skipped; start it or set PLANWERK_TEST_POSTGRES", postgresURL(), pgErr)
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg)
-	}
-	return msg
-}
-
 // openPostgres returns a database in a fresh schema, dropped at cleanup.
 func openPostgres(t testing.TB) *sql.DB {
 	t.Helper()
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "querytest_" + hex.EncodeToString(b)
-	admin, err := sql.Open("pgx", postgresURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.Exec(`CREATE SCHEMA ` + schema); err != nil {
-		admin.Close()
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		defer admin.Close()
-		if _, err := admin.Exec(`DROP SCHEMA ` + schema + ` CASCADE`); err != nil {
-			t.Logf("drop schema %s: %v", schema, err)
-		}
-	})
-	sep := "?"
-	if strings.Contains(postgresURL(), "?") {
-		sep = "&"
-	}
-	db, err := sql.Open("pgx", postgresURL()+sep+"search_path="+schema)
+	db, err := sql.Open("pgx", testenv.DSN(t, testenv.Backend{Name: "postgres"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -758,7 +696,7 @@ func engines(t *testing.T, rs []rec) []engine {
 	sq := engine{name: "sqlite", db: openSQLite(t), dialect: query.For("sqlite")}
 	insertRecords(t, sq, rs)
 	pg := engine{name: "postgres", dialect: query.For("postgres")}
-	if pg.skip = postgresSkip(t); pg.skip == "" {
+	if pg.skip = testenv.PostgresUnavailable(t); pg.skip == "" {
 		pg.db = openPostgres(t)
 		insertRecords(t, pg, rs)
 	}

@@ -71,6 +71,21 @@ func Each(t *testing.T, fn func(t *testing.T, b Backend)) {
 	}
 }
 
+// PostgresUnavailable says why PostgreSQL runs are skipped ("" when the
+// server answers); under CI an unreachable server fails the test instead.
+func PostgresUnavailable(t testing.TB) string {
+	t.Helper()
+	err := postgresReachable()
+	if err == nil {
+		return ""
+	}
+	msg := fmt.Sprintf("PostgreSQL at %s does not answer (%v): PostgreSQL run skipped; start it or set PLANWERK_TEST_POSTGRES", PostgresURL(), err)
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg)
+	}
+	return msg
+}
+
 // DSN returns the connection string of a fresh, empty database of the
 // backend, removed when the test ends.
 func DSN(t testing.TB, b Backend) string {
@@ -79,11 +94,7 @@ func DSN(t testing.TB, b Backend) string {
 	case "sqlite":
 		return "sqlite:" + filepath.Join(t.TempDir(), "planwerk.db")
 	case "postgres":
-		if err := postgresReachable(); err != nil {
-			msg := fmt.Sprintf("PostgreSQL at %s does not answer (%v): PostgreSQL run skipped; start it or set PLANWERK_TEST_POSTGRES", PostgresURL(), err)
-			if os.Getenv("CI") != "" {
-				t.Fatal(msg)
-			}
+		if msg := PostgresUnavailable(t); msg != "" {
 			t.Skip(msg)
 		}
 		return freshSchema(t)
