@@ -21,7 +21,6 @@ type requestInfo struct {
 	id        string
 	tenant    store.Tenant
 	principal auth.Principal
-	attrs     []slog.Attr
 }
 
 type infoKey struct{}
@@ -102,7 +101,6 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			if info.principal.UserID != 0 {
 				attrs = append(attrs, slog.Int64("user_id", info.principal.UserID))
 			}
-			attrs = append(attrs, info.attrs...)
 			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 			s.metrics.Request(r.Pattern, r.Method, sw.status, time.Since(start).Seconds())
 		}()

@@ -38,8 +38,8 @@ const deprecatedSince = "@1735689600" // 2025-01-01
 // markDeprecated sets the Deprecation header on every answer under a
 // deprecated resource's path, errors included.
 func (s *Server) markDeprecated(w http.ResponseWriter, path string) {
-	for _, r := range s.reg.All() {
-		if r.Deprecated && (path == r.Path() || strings.HasPrefix(path, r.Path()+"/")) {
+	for _, p := range s.deprecated {
+		if path == p || strings.HasPrefix(path, p+"/") {
 			w.Header().Set("Deprecation", deprecatedSince)
 		}
 	}

@@ -59,6 +59,8 @@ type Server struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 	table   []Route
+	// deprecated are the paths of deprecated resources, for markDeprecated.
+	deprecated []string
 }
 
 // Auth says what a route requires of a request.
@@ -95,6 +97,11 @@ func New(cfg Config, d Deps) *Server {
 	}
 	s := &Server{cfg: cfg, db: d.DB, auth: d.Auth, tenants: d.Tenants, reg: d.Registry, records: d.Records,
 		time: d.Time, files: d.Files, fstore: d.Store, metrics: d.Metrics, log: d.Log, mux: http.NewServeMux()}
+	for _, r := range s.reg.All() {
+		if r.Deprecated {
+			s.deprecated = append(s.deprecated, r.Path())
+		}
+	}
 	s.routes()
 	return s
 }

@@ -67,7 +67,6 @@ type exprs interface {
 	startsWith(x, v string) string
 	endsWith(x, v string) string
 	contains(x, v string) string
-	sortRank(p string) string
 	sortBool(p string) string
 	nulls(d Direction) string
 }
@@ -263,6 +262,13 @@ func (c compiler) openEq(s *SQL, p string, v Value) {
 	}
 }
 
+// sortRank orders open attributes by kind: missing or null, numbers,
+// strings, booleans, others.
+func (c compiler) sortRank(p string) string {
+	return "(CASE WHEN " + c.e.isNull(p) + " THEN 0 WHEN " + c.e.isType(p, KindNumber) + " THEN 1 WHEN " +
+		c.e.isType(p, KindString) + " THEN 2 WHEN " + c.e.isType(p, KindBool) + " THEN 3 ELSE 4 END)"
+}
+
 func (c compiler) OrderBy(s *SQL, keys []SortKey) {
 	hasID := false
 	for i, k := range keys {
@@ -283,7 +289,7 @@ func (c compiler) OrderBy(s *SQL, keys []SortKey) {
 		// Open attributes sort by kind (missing/null, numbers, strings,
 		// booleans, others), then by value within the kind.
 		p := c.e.openPath(s, k.Field.Name)
-		s.Write(c.e.sortRank(p), dir, ", ",
+		s.Write(c.sortRank(p), dir, ", ",
 			c.e.num(p), dir, c.e.nulls(k.Dir), ", ",
 			"CASE WHEN ", c.e.isType(p, KindString), " THEN ", c.e.text(p), " END", dir, c.e.nulls(k.Dir), ", ",
 			c.e.sortBool(p), dir, c.e.nulls(k.Dir))
@@ -372,11 +378,6 @@ func (sqliteExprs) endsWith(x, v string) string {
 }
 
 func (sqliteExprs) contains(x, v string) string { return "(instr(" + x + ", " + v + ") > 0)" }
-
-func (e sqliteExprs) sortRank(p string) string {
-	return "(CASE WHEN " + e.isNull(p) + " THEN 0 WHEN " + e.isType(p, KindNumber) + " THEN 1 WHEN " +
-		e.isType(p, KindString) + " THEN 2 WHEN " + e.isType(p, KindBool) + " THEN 3 ELSE 4 END)"
-}
 
 func (sqliteExprs) sortBool(p string) string {
 	return "(CASE json_type(doc, " + p + ") WHEN 'false' THEN 0 WHEN 'true' THEN 1 END)"
@@ -471,11 +472,6 @@ func (postgresExprs) endsWith(x, v string) string {
 }
 
 func (postgresExprs) contains(x, v string) string { return "(strpos(" + x + ", " + v + ") > 0)" }
-
-func (e postgresExprs) sortRank(p string) string {
-	return "(CASE WHEN " + e.isNull(p) + " THEN 0 WHEN " + e.isType(p, KindNumber) + " THEN 1 WHEN " +
-		e.isType(p, KindString) + " THEN 2 WHEN " + e.isType(p, KindBool) + " THEN 3 ELSE 4 END)"
-}
 
 func (postgresExprs) sortBool(p string) string {
 	return "(CASE WHEN doc -> " + p + " = 'false'::jsonb THEN 0 WHEN doc -> " + p + " = 'true'::jsonb THEN 1 END)"

@@ -72,6 +72,8 @@ type Resource struct {
 	// Source is the resource whose records a derived, read-only resource
 	// shows (holidays are absences of the PublicHoliday type).
 	Source string
+
+	schema query.Schema // built once by New
 }
 
 // Attr returns the declared attribute name.
@@ -87,8 +89,16 @@ func (r *Resource) Attr(name string) (Attr, bool) {
 // Path is the resource's collection path.
 func (r *Resource) Path() string { return "/v1/" + r.Name }
 
-// Schema is the resource as the list query language sees it.
+// Schema is the resource as the list query language sees it. It is built
+// once; callers must not change it.
 func (r *Resource) Schema() query.Schema {
+	if r.schema.Fields == nil {
+		r.schema = r.buildSchema()
+	}
+	return r.schema
+}
+
+func (r *Resource) buildSchema() query.Schema {
 	s := query.Schema{
 		Fields: map[string]query.Field{
 			"id":        {Name: "id", Type: query.Integer, Column: "id"},
@@ -125,6 +135,7 @@ func New() *Registry {
 		if r.Table == "" {
 			r.Table = "records"
 		}
+		r.schema = r.buildSchema()
 		reg.byName[r.Name] = &r
 		reg.names = append(reg.names, r.Name)
 	}
