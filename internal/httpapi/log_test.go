@@ -14,8 +14,12 @@ import (
 // TestRequestLog checks the one structured line per request and that no
 // password or token ever reaches the log.
 func TestRequestLog(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) { requestLog(t, b) })
+}
+
+func requestLog(t *testing.T, b testenv.Backend) {
 	var logs testenv.SyncBuffer
-	srv := testenv.StartLogged(t, testenv.Backend{Name: "sqlite"}, &logs)
+	srv := testenv.StartLogged(t, b, &logs)
 	tn := srv.CreateTenant(t, "acme")
 	status, _, body := tokenRequest(t, srv, map[string]string{"companyurl": tn.Slug}, passwordForm(tn))
 	if status != 200 {

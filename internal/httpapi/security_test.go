@@ -57,7 +57,11 @@ func TestFirstUserStaysAdmin(t *testing.T) {
 // TestLoginWithoutPassword: a user created without a password cannot sign
 // in, and the answer is the same as for a wrong password.
 func TestLoginWithoutPassword(t *testing.T) {
-	srv := testenv.Start(t, testenv.Backend{Name: "sqlite"})
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) { loginWithoutPassword(t, b) })
+}
+
+func loginWithoutPassword(t *testing.T, b testenv.Backend) {
+	srv := testenv.Start(t, b)
 	tn := srv.CreateTenant(t, "acme")
 	owner := login(t, srv, tn)
 	call(t, http.MethodPost, srv.URL+"/v1/users", map[string]string{"companyurl": tn.Slug, "Authorization": "Bearer " + owner.AccessToken},
@@ -72,7 +76,11 @@ func TestLoginWithoutPassword(t *testing.T) {
 // TestLoginBrakeParallel: guesses sent at once are counted before the
 // slow password check, so the brake holds.
 func TestLoginBrakeParallel(t *testing.T) {
-	srv := testenv.Start(t, testenv.Backend{Name: "sqlite"}, func(c *config.Config) { c.LoginFailuresPerAccount = 3 })
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) { loginBrakeParallel(t, b) })
+}
+
+func loginBrakeParallel(t *testing.T, b testenv.Backend) {
+	srv := testenv.Start(t, b, func(c *config.Config) { c.LoginFailuresPerAccount = 3 })
 	tn := srv.CreateTenant(t, "acme")
 	var (
 		mu     sync.Mutex
