@@ -1634,9 +1634,13 @@ func TestUploadCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills a server: skipped with -short")
 	}
+	testenv.Each(t, uploadCrash)
+}
+
+func uploadCrash(t *testing.T, b testenv.Backend) {
 	dir := t.TempDir()
 	bin := testenv.BuildBinary(t, dir)
-	db := "sqlite:" + filepath.Join(dir, "db")
+	db := testenv.DSN(t, b)
 	files := filepath.Join(dir, "files")
 	args := []string{"--database", db, "--files", files, "--file-rate", "100000", "--max-upload-bytes", strconv.Itoa(8 << 20)}
 
