@@ -149,27 +149,6 @@ func parse(fs *flag.FlagSet, args []string, stdio IO) error {
 	return nil
 }
 
-// openDatabase opens and migrates the database of cfg.
-func openDatabase(ctx context.Context, cfg config.Config, log *slog.Logger) (*store.DB, error) {
-	db, err := store.Open(ctx, cfg.Database)
-	if err != nil {
-		return nil, err
-	}
-	n, err := db.Migrate(ctx)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	if n > 0 {
-		log.Info("database migrated", "engine", db.Engine(), "applied", n)
-	}
-	if err := db.EnsureTenantRecords(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return db, nil
-}
-
 // Service is a running configuration of Planwerk's parts, ready to serve.
 type Service struct {
 	Config   config.Config
@@ -206,21 +185,9 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 		}
 	}
 	svc := &Service{Config: cfg, DB: db, Files: fs}
-	// Rate counters: in this process, or in Redis, shared by all instances.
-	limiter := func(name string, rule ratelimit.Rule) ratelimit.Limiter { return ratelimit.NewMemory(rule) }
-	if cfg.Redis != "" {
-		opts, err := redis.ParseURL(cfg.Redis)
-		if err != nil {
-			return nil, fmt.Errorf("--redis: %w", err)
-		}
-		svc.redis = redis.NewClient(opts)
-		if err := svc.redis.Ping(ctx).Err(); err != nil {
-			svc.redis.Close()
-			return nil, fmt.Errorf("redis: %w", err)
-		}
-		limiter = func(name string, rule ratelimit.Rule) ratelimit.Limiter {
-			return ratelimit.NewRedis(svc.redis, name, rule)
-		}
+	limiter, err := svc.newLimiters(ctx, cfg, log)
+	if err != nil {
+		return nil, err
 	}
 	svc.Metrics = metrics.New(db.Pools())
 	svc.Hasher = auth.NewHasher(runtime.NumCPU())

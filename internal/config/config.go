@@ -26,6 +26,18 @@ type Config struct {
 	TenantStorageBytes int64
 	FileRate           int
 	TokenTTL           time.Duration
+	// MetricsAddr, when set, serves /metrics on a listener of its own
+	// instead of the main one.
+	MetricsAddr string
+	// RequestTimeout ends a request that makes no progress for this long;
+	// streams (lists, uploads, downloads) run on while they move data.
+	RequestTimeout time.Duration
+	// WriteIdleTimeout cuts off a client that takes no data (or sends no
+	// body data) for this long.
+	WriteIdleTimeout time.Duration
+	// ShutdownGrace is how long requests in flight may finish after
+	// SIGTERM before they are cut.
+	ShutdownGrace time.Duration
 
 	// Not flags: the login brake. Each allows this many failed logins at
 	// once, then one more per refill period.
@@ -44,6 +56,9 @@ func Default() Config {
 		TenantStorageBytes: 1 << 30,
 		FileRate:           60,
 		TokenTTL:           time.Hour,
+		RequestTimeout:     30 * time.Second,
+		WriteIdleTimeout:   30 * time.Second,
+		ShutdownGrace:      30 * time.Second,
 
 		LoginFailuresPerAccount: 10,
 		LoginFailuresPerAddress: 50,
@@ -68,6 +83,31 @@ func (c *Config) Register(fs *flag.FlagSet) {
 			return errors.New("must be a positive whole number of seconds")
 		}
 		c.TokenTTL = time.Duration(secs) * time.Second
+		return nil
+	})
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "serve /metrics on this address instead of the main listener")
+	durationFlag(fs, &c.RequestTimeout, "request-timeout", "end a request that makes no progress for this long (e.g. 30s)")
+	durationFlag(fs, &c.WriteIdleTimeout, "write-idle-timeout", "cut off a client that takes or sends no data for this long")
+	durationFlag(fs, &c.ShutdownGrace, "shutdown-grace", "how long requests in flight may finish after SIGTERM")
+}
+
+// durationFlag defines a flag taking a Go duration ("30s", "1m30s") or a
+// whole number of seconds.
+func durationFlag(fs *flag.FlagSet, d *time.Duration, name, usage string) {
+	fs.Func(name, fmt.Sprintf("%s (default %s)", usage, *d), func(s string) error {
+		s = strings.TrimSpace(s)
+		if secs, err := strconv.ParseInt(s, 10, 64); err == nil {
+			if secs <= 0 || secs > math.MaxInt64/int64(time.Second) {
+				return errors.New("must be positive")
+			}
+			*d = time.Duration(secs) * time.Second
+			return nil
+		}
+		v, err := time.ParseDuration(s)
+		if err != nil || v <= 0 {
+			return errors.New("must be a positive duration such as 30s or 2m")
+		}
+		*d = v
 		return nil
 	})
 }
@@ -98,6 +138,17 @@ func (c *Config) Validate() error {
 	}
 	if c.FileRate <= 0 {
 		problems = append(problems, "--file-rate must be positive")
+	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"--request-timeout", c.RequestTimeout}, {"--write-idle-timeout", c.WriteIdleTimeout}, {"--shutdown-grace", c.ShutdownGrace}} {
+		if d.v <= 0 {
+			problems = append(problems, d.flag+" must be positive")
+		}
+	}
+	if c.MetricsAddr != "" && c.MetricsAddr == c.Addr {
+		problems = append(problems, "--metrics-addr must differ from --addr")
 	}
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "; "))

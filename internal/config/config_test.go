@@ -27,6 +27,7 @@ func TestDefault(t *testing.T) {
 	want := config.Config{
 		Addr: ":8080", Database: "sqlite:data/planwerk.db", Files: "data/files", BaseDomain: "localhost",
 		MaxUploadBytes: 26214400, TenantStorageBytes: 1073741824, FileRate: 60, TokenTTL: 3600 * time.Second,
+		RequestTimeout: 30 * time.Second, WriteIdleTimeout: 30 * time.Second, ShutdownGrace: 30 * time.Second,
 		LoginFailuresPerAccount: c.LoginFailuresPerAccount, LoginFailuresPerAddress: c.LoginFailuresPerAddress,
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -53,6 +54,10 @@ func TestParseReadsEnvironment(t *testing.T) {
 		"PLANWERK_TENANT_STORAGE_BYTES": "5000000",
 		"PLANWERK_FILE_RATE":            "7",
 		"PLANWERK_TOKEN_TTL":            "120",
+		"PLANWERK_METRICS_ADDR":         "127.0.0.1:9090",
+		"PLANWERK_REQUEST_TIMEOUT":      "45s",
+		"PLANWERK_WRITE_IDLE_TIMEOUT":   "10",
+		"PLANWERK_SHUTDOWN_GRACE":       "1m30s",
 		"ADDR":                          "wrong",
 		"planwerk_addr":                 "wrong",
 	}
@@ -71,6 +76,10 @@ func TestParseReadsEnvironment(t *testing.T) {
 	want.TenantStorageBytes = 5000000
 	want.FileRate = 7
 	want.TokenTTL = 120 * time.Second
+	want.MetricsAddr = "127.0.0.1:9090"
+	want.RequestTimeout = 45 * time.Second
+	want.WriteIdleTimeout = 10 * time.Second
+	want.ShutdownGrace = 90 * time.Second
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("parsed %+v\nwant   %+v", c, want)
 	}
@@ -168,6 +177,29 @@ func TestTokenTTLSeconds(t *testing.T) {
 	}
 }
 
+func TestDurationFlags(t *testing.T) {
+	for _, c := range []struct {
+		value string
+		want  time.Duration // 0: refused
+	}{
+		{"30s", 30 * time.Second}, {"2m", 2 * time.Minute}, {"1500ms", 1500 * time.Millisecond},
+		{"45", 45 * time.Second}, {" 5 ", 5 * time.Second},
+		{"0", 0}, {"-3s", 0}, {"0s", 0}, {"soon", 0}, {"", 0}, {"1e3", 0},
+	} {
+		for _, name := range []string{"request-timeout", "write-idle-timeout", "shutdown-grace"} {
+			cfg, err := parse([]string{"--" + name + "=" + c.value}, nil)
+			got := map[string]time.Duration{"request-timeout": cfg.RequestTimeout,
+				"write-idle-timeout": cfg.WriteIdleTimeout, "shutdown-grace": cfg.ShutdownGrace}[name]
+			switch {
+			case c.want == 0 && err == nil:
+				t.Errorf("--%s=%q accepted as %s", name, c.value, got)
+			case c.want != 0 && (err != nil || got != c.want):
+				t.Errorf("--%s=%q = %s, %v; want %s", name, c.value, got, err, c.want)
+			}
+		}
+	}
+}
+
 func TestTokenTTLRefusesJunk(t *testing.T) {
 	for _, arg := range []string{"0", "-5", "1.5", "1e3", "10abc", "90s", "", "99999999999999999999"} {
 		if _, err := parse([]string{"--token-ttl", arg}, nil); err == nil {
@@ -211,8 +243,8 @@ func TestParseCoversEveryFlag(t *testing.T) {
 	}
 	names := 0
 	fs.VisitAll(func(*flag.Flag) { names++ })
-	if names < 12 {
-		t.Errorf("only %d flags registered, want the 10 service flags plus 2", names)
+	if names < 16 {
+		t.Errorf("only %d flags registered, want the 14 service flags plus 2", names)
 	}
 }
 
@@ -239,6 +271,11 @@ func TestValidate(t *testing.T) {
 		{"zero storage cap", func(c *config.Config) { c.TenantStorageBytes = 0 }, "--tenant-storage-bytes"},
 		{"zero file rate", func(c *config.Config) { c.FileRate = 0 }, "--file-rate"},
 		{"negative file rate", func(c *config.Config) { c.FileRate = -3 }, "--file-rate"},
+		{"zero request timeout", func(c *config.Config) { c.RequestTimeout = 0 }, "--request-timeout"},
+		{"zero write idle timeout", func(c *config.Config) { c.WriteIdleTimeout = 0 }, "--write-idle-timeout"},
+		{"negative shutdown grace", func(c *config.Config) { c.ShutdownGrace = -time.Second }, "--shutdown-grace"},
+		{"metrics on the main listener's address", func(c *config.Config) { c.MetricsAddr = c.Addr }, "--metrics-addr"},
+		{"metrics elsewhere", func(c *config.Config) { c.MetricsAddr = "127.0.0.1:9090" }, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

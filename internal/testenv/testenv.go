@@ -221,3 +221,13 @@ func (s *Server) CreateTenant(t testing.TB, slug string) Tenant {
 	}
 	return Tenant{Slug: slug, ID: tn.ID, AdminEmail: email, Password: password, AdminID: u.ID}
 }
+
+// SkipOrFail skips the test with msg, except under CI (CI=true), where a
+// missing dependency fails it.
+func SkipOrFail(t testing.TB, msg string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
