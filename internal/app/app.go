@@ -207,9 +207,12 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 	svc.Records = records.New(db, svc.Registry, hooks)
 	fileSvc := files.New(db, fs, svc.Registry, svc.Records,
 		limiter("files", ratelimit.Rule{Burst: cfg.FileRate, Every: time.Minute / time.Duration(cfg.FileRate)}),
-		files.Config{MaxUploadBytes: cfg.MaxUploadBytes, TenantStorageBytes: cfg.TenantStorageBytes, Secret: secret, Metrics: svc.Metrics}, log)
+		files.Config{MaxUploadBytes: cfg.MaxUploadBytes, TenantStorageBytes: cfg.TenantStorageBytes, Secret: secret, Metrics: svc.Metrics,
+			StepTimeout: cfg.RequestTimeout, IdleTimeout: cfg.WriteIdleTimeout}, log)
 	svc.Uploads = fileSvc
-	svc.Handler = httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20, MaxUploadBytes: cfg.MaxUploadBytes, PublicURL: cfg.PublicURL},
+	svc.Handler = httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20, MaxUploadBytes: cfg.MaxUploadBytes, PublicURL: cfg.PublicURL,
+		BaseDomain: cfg.BaseDomain, RequestTimeout: cfg.RequestTimeout, WriteIdleTimeout: cfg.WriteIdleTimeout,
+		MetricsElsewhere: cfg.MetricsAddr != ""},
 		httpapi.Deps{DB: db, Auth: svc.Auth, Tenants: resolver, Registry: svc.Registry, Records: svc.Records,
 			Time: tt, Files: fileSvc, Store: fs, Metrics: svc.Metrics, Log: log})
 	return svc, nil

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -41,37 +40,62 @@ func runServe(ctx context.Context, args []string, stdio IO) error {
 	}
 	go purgeTokens(ctx, db, log)
 	go sweepFiles(ctx, svc, log)
+	return serveHTTP(ctx, svc, log)
+}
 
-	srv := &http.Server{
-		Addr:              cfg.Addr,
-		Handler:           svc.Handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}
+// serveHTTP serves until ctx ends (SIGTERM), then shuts down gracefully:
+// no new connections, requests in flight get the grace period, and what
+// is still running then is cut, waited for while it cleans up, and the
+// command ends without an error.
+func serveHTTP(ctx context.Context, svc *Service, log *slog.Logger) error {
+	cfg := svc.Config
+	// Requests run on a context of their own that SIGTERM does not end:
+	// the grace period is theirs. It ends when the grace period does.
+	base, cut := context.WithCancel(context.WithoutCancel(ctx))
+	defer cut()
+	srv := svc.Handler.HTTPServer(base)
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	log.Info("planwerk listening", "addr", ln.Addr().String(), "database", db.Engine(), "version", versionString())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	servers := []*http.Server{srv}
+	errc := make(chan error, 2)
+	go func() { errc <- srv.Serve(svc.Handler.Listener(ln)) }()
+	if cfg.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("listen for metrics: %w", err)
+		}
+		msrv := &http.Server{Handler: svc.Metrics.Handler(), ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		servers = append(servers, msrv)
+		go func() { errc <- msrv.Serve(mln) }()
+		log.Info("metrics listening", "addr", mln.Addr().String())
+	}
+	log.Info("planwerk listening", "addr", ln.Addr().String(), "database", svc.DB.Engine(), "version", versionString())
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	// Stop accepting, let in-flight requests finish.
-	log.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	log.Info("shutting down", "grace", cfg.ShutdownGrace.String())
+	graceCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+	for _, s := range servers[1:] {
+		_ = s.Close()
 	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve: %w", err)
+	if err := srv.Shutdown(graceCtx); err != nil {
+		log.Warn("grace period over: cutting the requests still in flight")
+		cut()
+		_ = srv.Close()
+		// Cut handlers still remove their temporary files and abort their
+		// incomplete uploads; give them a moment to.
+		waitCtx, cancelWait := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancelWait()
+		if err := svc.Handler.Wait(waitCtx); err != nil {
+			log.Warn("requests still running after the grace period", "err", err)
+		}
 	}
 	log.Info("stopped")
 	return nil
@@ -83,7 +107,10 @@ func sweepFiles(ctx context.Context, svc *Service, log *slog.Logger) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {
-		n, err := svc.Uploads.Sweep(ctx, time.Hour)
+		// A run that hangs on a frozen store ends, and the next one tries again.
+		runCtx, cancel := context.WithTimeout(ctx, 30*time.Minute)
+		n, err := svc.Uploads.Sweep(runCtx, time.Hour)
+		cancel()
 		if err != nil && ctx.Err() == nil {
 			log.Warn("sweep files", "err", err)
 		} else if n > 0 {
@@ -106,9 +133,11 @@ func purgeTokens(ctx context.Context, db *store.DB, log *slog.Logger) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := db.PurgeExpiredTokens(ctx, time.Now().Add(-24*time.Hour)); err != nil {
+			runCtx, cancel := context.WithTimeout(ctx, time.Minute)
+			if err := db.PurgeExpiredTokens(runCtx, time.Now().Add(-24*time.Hour)); err != nil {
 				log.Warn("purge expired tokens", "err", err)
 			}
+			cancel()
 		}
 	}
 }

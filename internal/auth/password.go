@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/crypto/argon2"
+
+	"planwerk/internal/gate"
 )
 
 // Argon2id parameters: OWASP's recommended minimum (19 MiB, 2 passes, 1 lane).
@@ -24,18 +26,21 @@ const (
 )
 
 // Hasher hashes and checks passwords with argon2id. It bounds how many
-// hashes run at once, so a burst of logins cannot exhaust memory.
+// hashes run at once, so a burst of logins cannot exhaust memory, and
+// shares them among tenants, so that one tenant's burst of logins cannot
+// keep another's users out.
 type Hasher struct {
-	slots chan struct{}
+	slots *gate.Gate
 	dummy string // a real hash to check against for unknown users
 }
 
-// NewHasher returns a Hasher running at most parallel hashes at once.
+// NewHasher returns a Hasher running at most parallel hashes at once, at
+// most half of them (at least one) for one tenant.
 func NewHasher(parallel int) *Hasher {
 	if parallel < 1 {
 		parallel = 1
 	}
-	h := &Hasher{slots: make(chan struct{}, parallel)}
+	h := &Hasher{slots: gate.New("password hashing", gate.Options{Capacity: parallel, PerKey: max(1, parallel/2), MaxQueue: 256})}
 	h.dummy, _ = h.Hash(context.Background(), "planwerk-dummy-password")
 	return h
 }
@@ -98,11 +103,10 @@ func (h *Hasher) derive(ctx context.Context, password string, salt []byte, time,
 	if memory > 1<<20 || time > 16 || threads == 0 || keyLen == 0 || keyLen > 64 {
 		return nil, errors.New("verify password: argon2 parameters out of range")
 	}
-	select {
-	case h.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	release, err := h.slots.Acquire(ctx)
+	if err != nil {
+		return nil, err
 	}
-	defer func() { <-h.slots }()
+	defer release()
 	return argon2.IDKey([]byte(password), salt, time, memory, threads, keyLen), nil
 }

@@ -18,6 +18,8 @@ type Part string
 const (
 	Database  Part = "database"
 	FileStore Part = "file store"
+	// Disk is the local disk of the process (temporary files).
+	Disk Part = "local disk"
 )
 
 // Error is a failure of a dependency rather than of the request.

@@ -40,6 +40,12 @@ type Config struct {
 	TenantStorageBytes int64 // default cap of tenants without their own
 	Secret             []byte
 	Metrics            *metrics.Metrics // may be nil
+	// StepTimeout bounds each database step of an upload; the file itself
+	// streams for as long as it moves.
+	StepTimeout time.Duration
+	// IdleTimeout ends an upload whose bytes stop moving, whether the
+	// client stops sending or the store stops taking them.
+	IdleTimeout time.Duration
 }
 
 // Service manages uploads.
@@ -158,13 +164,19 @@ func (s *Service) Upload(ctx context.Context, caller auth.Principal, tenant stor
 	if err != nil {
 		return store.Upload{}, err
 	}
+	// From here on the upload may outlast the request's deadline: the file
+	// streams while it moves, and the steps after it get deadlines of
+	// their own.
+	ctx = context.WithoutCancel(ctx)
 	up := store.Upload{
 		ID: id, Model: model, Record: recordID,
 		Filename: Sanitize(part.Filename), ContentType: part.ContentType,
 		StorageKey: fmt.Sprintf("t%d/u%d-%s", caller.TenantID, id, randomHex(8)),
 	}
-	limited := &capReader{r: part.Body, left: s.cfg.MaxUploadBytes}
-	up.Size, err = s.fs.Put(ctx, up.StorageKey, limited)
+	putCtx, moved, stop := progress(ctx, s.cfg.IdleTimeout)
+	limited := &capReader{r: part.Body, left: s.cfg.MaxUploadBytes, moved: moved}
+	up.Size, err = s.fs.Put(putCtx, up.StorageKey, limited)
+	stop()
 	var bodyErr *clientError
 	switch {
 	case errors.Is(err, errTooLarge):
@@ -180,6 +192,8 @@ func (s *Service) Upload(ctx context.Context, caller auth.Principal, tenant stor
 		return store.Upload{}, fmt.Errorf("store upload: %w", err)
 	}
 	var replaced *store.Upload
+	ctx, cancel := s.step(ctx)
+	defer cancel()
 	err = s.db.Tx(ctx, func(tx store.Querier) error {
 		replaced = nil
 		// One writer per tenant at a time: the storage check holds.
@@ -357,14 +371,41 @@ func (s *Service) Blob(ctx context.Context, uploadID int64, query url.Values) (s
 // errTooLarge ends a stream that passes the per-upload cap.
 var errTooLarge = errors.New("file too large")
 
-// capReader fails once more than left bytes have been read.
+// step returns a context for one database step after the stream.
+func (s *Service) step(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.cfg.StepTimeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, s.cfg.StepTimeout)
+}
+
+// progress returns a context that ends when moved has not been called
+// for idle (never, when idle is 0), and a function that stops watching.
+func progress(ctx context.Context, idle time.Duration) (context.Context, func(), func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	if idle <= 0 {
+		return ctx, func() {}, func() { cancel(nil) }
+	}
+	t := time.AfterFunc(idle, func() { cancel(errStalled) })
+	return ctx, func() { t.Reset(idle) }, func() { t.Stop(); cancel(nil) }
+}
+
+// errStalled ends an upload whose bytes stopped moving.
+var errStalled = errors.New("the upload made no progress")
+
+// capReader fails once more than left bytes have been read, and reports
+// each read that moved bytes.
 type capReader struct {
-	r    io.Reader
-	left int64
+	r     io.Reader
+	left  int64
+	moved func()
 }
 
 func (c *capReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
+	if n > 0 {
+		c.moved()
+	}
 	c.left -= int64(n)
 	if c.left < 0 {
 		return n, errTooLarge

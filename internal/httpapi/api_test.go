@@ -507,13 +507,15 @@ func TestErrorsAndOperations(t *testing.T) {
 		if err := srv.Service.DB.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if status, _, body := call(t, http.MethodGet, srv.URL+"/readyz", nil, nil); status != 503 || body["code"] != "not_ready" {
+		if status, hdr, body := call(t, http.MethodGet, srv.URL+"/readyz", nil, nil); status != 503 || body["code"] != "database_unavailable" ||
+			hdr.Get("Retry-After") == "" || body["checks"].(map[string]any)["fileStore"] != "ok" {
 			t.Errorf("readyz without database: %d %v", status, body)
 		}
 		if status, _, body := call(t, http.MethodGet, srv.URL+"/healthz", nil, nil); status != 200 {
 			t.Errorf("healthz without database: %d %v", status, body)
 		}
-		// A database failure on a data request is a generic 500: no SQL, no driver text.
+		// A closed pool is the service's own failure, not the database's: a
+		// generic 500, no SQL, no driver text.
 		status, _, body = call(t, http.MethodGet, srv.URL+"/v1/users/me", map[string]string{"companyurl": "zzz-not-cached", "Authorization": "Bearer x"}, nil)
 		if status != 500 || body["code"] != "internal_error" || body["message"] != "internal server error" {
 			t.Errorf("database down: %d %v", status, body)

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"planwerk/internal/auth"
+	"planwerk/internal/fault"
 	"planwerk/internal/files"
+	"planwerk/internal/gate"
 	"planwerk/internal/query"
 	"planwerk/internal/records"
 	"planwerk/internal/store"
@@ -76,6 +78,25 @@ func errorFor(err error) *Error {
 		}
 		return e
 	}
+	var busy *gate.BusyError
+	if errors.As(err, &busy) {
+		if busy.Share {
+			return &Error{Status: http.StatusTooManyRequests, Code: "too_many_requests", RetryAfter: busy.RetryAfter(),
+				Message: "this account has as many requests of this kind in progress as it may have at once; retry shortly"}
+		}
+		return &Error{Status: http.StatusServiceUnavailable, Code: "overloaded", RetryAfter: busy.RetryAfter(),
+			Message: "the service is at capacity; retry shortly"}
+	}
+	var be *bodyError
+	if errors.As(err, &be) {
+		if be.timeout {
+			return Errorf(http.StatusRequestTimeout, "body_timeout", "the request body stalled: no data arrived for too long")
+		}
+		return Errorf(http.StatusBadRequest, "invalid_body", "the request body cannot be read")
+	}
+	if e := faultError(err); e != nil {
+		return e
+	}
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
@@ -91,6 +112,33 @@ func errorFor(err error) *Error {
 		return Errorf(499, "canceled", "the client went away")
 	}
 	return Errorf(http.StatusInternalServerError, "internal_error", "internal server error")
+}
+
+// dependencyRetry is the Retry-After of answers about a dependency that
+// is down: long enough for a restart, short enough not to idle.
+const dependencyRetry = 5 * time.Second
+
+// faultError answers a failure of a dependency: 507 when it is full, 503
+// naming it when it cannot be reached or answers too slowly.
+func faultError(err error) *Error {
+	f, ok := fault.As(store.Fault(err))
+	if !ok {
+		return nil
+	}
+	if f.Full {
+		return &Error{Status: http.StatusInsufficientStorage, Code: "insufficient_storage",
+			Message: "the " + string(f.Part) + " has no room left"}
+	}
+	e := &Error{Status: http.StatusServiceUnavailable, RetryAfter: dependencyRetry}
+	switch f.Part {
+	case fault.Database:
+		e.Code, e.Message = "database_unavailable", "the database cannot be reached or does not answer in time"
+	case fault.FileStore:
+		e.Code, e.Message = "file_store_unavailable", "the file store cannot be reached or does not answer in time"
+	default:
+		e.Code, e.Message = "disk_unavailable", "the service's local disk fails"
+	}
+	return e
 }
 
 // recordStatus maps the kinds of refusal of the records rules to statuses.
@@ -116,9 +164,7 @@ func (s *Server) handle(h handlerFunc) http.Handler {
 
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e := errorFor(err)
-	if e.Status >= 500 {
-		s.log.ErrorContext(r.Context(), "request failed", "request_id", requestID(r.Context()), "err", err)
-	}
+	s.logFailure(r, e, err)
 	if e.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="planwerk"`)
 	}
@@ -126,6 +172,17 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", retryAfterSeconds(e.RetryAfter))
 	}
 	writeJSON(w, e.Status, errorBody{Code: e.Code, Message: e.Message, Problems: e.Problems})
+}
+
+// logFailure logs an answer that is the server's fault once: a 500 as an
+// error, a dependency's failure as a warning.
+func (s *Server) logFailure(r *http.Request, e *Error, err error) {
+	switch {
+	case e.Status == http.StatusInternalServerError:
+		s.log.ErrorContext(r.Context(), "request failed", "request_id", requestID(r.Context()), "err", err)
+	case e.Status >= 500:
+		s.log.WarnContext(r.Context(), "request failed", "request_id", requestID(r.Context()), "code", e.Code, "err", err)
+	}
 }
 
 // retryAfterSeconds rounds up, so a client never retries too early.

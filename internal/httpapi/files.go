@@ -5,6 +5,7 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"planwerk/internal/files"
 	"planwerk/internal/filestore"
 	"planwerk/internal/store"
+	"planwerk/internal/tenancy"
 )
 
 // fileRoutes registers the upload endpoints of CONTRACT.md "Files".
@@ -128,7 +130,10 @@ func (s *Server) downloadURL(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// baseURL is --public-url, or the URL the request came in on.
+// baseURL is --public-url, or the host the request came in on when that
+// is the base domain or one of its tenant hosts. Any other Host header is
+// the client's to choose, so links then point at the base domain, on the
+// port the request reached.
 func (s *Server) baseURL(r *http.Request) string {
 	if s.cfg.PublicURL != "" {
 		return strings.TrimRight(s.cfg.PublicURL, "/")
@@ -137,7 +142,33 @@ func (s *Server) baseURL(r *http.Request) string {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	return scheme + "://" + r.Host
+	if s.ownHost(r.Host) {
+		return scheme + "://" + strings.ToLower(r.Host)
+	}
+	host := s.cfg.BaseDomain
+	if addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		if _, port, err := net.SplitHostPort(addr.String()); err == nil {
+			host = net.JoinHostPort(host, port)
+		}
+	}
+	return scheme + "://" + host
+}
+
+// ownHost reports whether host (with an optional port) is the base domain
+// or a tenant host of it.
+func (s *Server) ownHost(host string) bool {
+	name := host
+	if h, port, err := net.SplitHostPort(host); err == nil {
+		if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+			return false
+		}
+		name = h
+	}
+	if strings.EqualFold(strings.TrimSuffix(name, "."), s.cfg.BaseDomain) {
+		return true
+	}
+	_, ok := tenancy.SlugFromHost(host, s.cfg.BaseDomain)
+	return ok
 }
 
 func (s *Server) deleteUpload(w http.ResponseWriter, r *http.Request) error {
@@ -169,6 +200,9 @@ func (s *Server) blob(w http.ResponseWriter, r *http.Request) error {
 	h.Set("Content-Disposition", contentDisposition(up))
 	h.Set("Cache-Control", "private, no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
+	// Whatever the file is, a browser that opens it runs nothing of it
+	// with the service's origin.
+	h.Set("Content-Security-Policy", "sandbox")
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodHead {
 		return nil

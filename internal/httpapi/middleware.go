@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"planwerk/internal/auth"
+	"planwerk/internal/gate"
 	"planwerk/internal/store"
 )
 
@@ -21,6 +22,10 @@ type requestInfo struct {
 	id        string
 	tenant    store.Tenant
 	principal auth.Principal
+	// base is the request's context without its deadline: it ends when
+	// the client goes away or the server stops. Streaming answers derive
+	// fresh deadlines from it for the work they do while they stream.
+	base context.Context
 }
 
 type infoKey struct{}
@@ -72,9 +77,19 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		s.inFlight.Add(1)
+		defer s.inFlight.Done()
 		info := &requestInfo{id: newRequestID()}
 		w.Header().Set("X-Request-Id", info.id)
-		r = r.WithContext(context.WithValue(r.Context(), infoKey{}, info))
+		// Every request has a deadline; streams derive fresh ones from
+		// info.base for each step that moves data.
+		info.base = context.WithValue(r.Context(), infoKey{}, info)
+		ctx, cancel := context.WithTimeout(info.base, s.cfg.RequestTimeout)
+		defer cancel()
+		r = r.WithContext(ctx)
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = &idleBody{ReadCloser: r.Body, rc: http.NewResponseController(w), idle: s.cfg.WriteIdleTimeout}
+		}
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
 			if p := recover(); p != nil {
@@ -114,17 +129,37 @@ func newRequestID() string {
 	return hex.EncodeToString(b)
 }
 
-// withTenant resolves the tenant of the request or answers 400.
+// withTenant resolves the tenant of the request or answers 400, and
+// holds one of the tenant's share of requests in progress until the
+// answer is written: a burst of one tenant waits behind itself.
 func (s *Server) withTenant(next http.Handler) http.Handler {
 	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		t, err := s.tenants.Resolve(r)
 		if err != nil {
 			return err
 		}
-		infoFrom(r.Context()).tenant = t
+		r, release, err := s.enterTenant(r, t)
+		if err != nil {
+			return err
+		}
+		defer release()
 		next.ServeHTTP(w, r)
 		return nil
 	})
+}
+
+// enterTenant makes the request's waits count against tenant t and takes
+// a slot of its share of requests in progress.
+func (s *Server) enterTenant(r *http.Request, t store.Tenant) (*http.Request, func(), error) {
+	info := infoFrom(r.Context())
+	info.tenant = t
+	info.base = gate.WithKey(info.base, t.ID)
+	r = r.WithContext(gate.WithKey(r.Context(), t.ID))
+	release, err := s.requests.Acquire(r.Context())
+	if err != nil {
+		return r, nil, err
+	}
+	return r, release, nil
 }
 
 // withAuth requires a valid bearer token of the request's tenant.

@@ -78,8 +78,11 @@ func (s *Server) grant(r *http.Request) (auth.Grant, error) {
 		}
 		return auth.Grant{}, err
 	}
-	info := infoFrom(r.Context())
-	info.tenant = tenant
+	r, release, err := s.enterTenant(r, tenant)
+	if err != nil {
+		return auth.Grant{}, err
+	}
+	defer release()
 
 	var g auth.Grant
 	if grantType == "password" {
@@ -113,12 +116,15 @@ func (s *Server) writeOAuthError(w http.ResponseWriter, r *http.Request, err err
 	var oe *oauthError
 	if !errors.As(err, &oe) {
 		e := errorFor(err)
-		if e.Status >= 500 {
-			s.log.ErrorContext(r.Context(), "token request failed", "request_id", requestID(r.Context()), "err", err)
-		}
-		oe = &oauthError{status: e.Status, err: "server_error", code: e.Code, description: e.Message}
-		if e.Status < 500 {
-			oe.err = "invalid_request"
+		s.logFailure(r, e, err)
+		oe = &oauthError{status: e.Status, err: "invalid_request", code: e.Code, description: e.Message, retryAfter: e.RetryAfter}
+		switch {
+		case e.Status == http.StatusTooManyRequests:
+			oe.err = "too_many_requests"
+		case e.Status == http.StatusInternalServerError:
+			oe.err = "server_error"
+		case e.Status >= 500:
+			oe.err = "temporarily_unavailable"
 		}
 	}
 	code := oe.code

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -59,8 +60,16 @@ func (s *Server) list(r *resource.Resource) handlerFunc {
 		if err != nil {
 			return err
 		}
+		listing, err := s.records.Query(req.Context(), principalOf(req), r, q)
+		if err != nil {
+			return err
+		}
+		defer listing.Close()
+		// The records are spooled: what follows waits only on the client,
+		// and on look-ups of referenced records, each with a deadline of
+		// its own.
 		return s.streamList(w, req, func(emit func([]byte) error) error {
-			return s.records.List(req.Context(), principalOf(req), r, q, emit)
+			return listing.Each(infoFrom(req.Context()).base, s.cfg.RequestTimeout, emit)
 		})
 	}
 }
@@ -86,15 +95,22 @@ func (s *Server) streamList(w http.ResponseWriter, req *http.Request, run func(e
 			bw.WriteByte(',')
 		}
 		n++
-		_, err := bw.Write(doc)
-		return err
+		if _, err := bw.Write(doc); err != nil {
+			return &clientWriteError{err}
+		}
+		return nil
 	}
 	err := run(emit)
 	if err != nil && !started {
 		return err
 	}
 	if err != nil {
-		s.log.ErrorContext(req.Context(), "list failed while streaming", "request_id", requestID(req.Context()), "err", err)
+		var we *clientWriteError
+		if errors.As(err, &we) {
+			s.log.InfoContext(req.Context(), "client stopped reading a list", "request_id", requestID(req.Context()), "err", err)
+		} else {
+			s.log.ErrorContext(req.Context(), "list failed while streaming", "request_id", requestID(req.Context()), "err", err)
+		}
 		panic(http.ErrAbortHandler)
 	}
 	if !started {
@@ -102,8 +118,18 @@ func (s *Server) streamList(w http.ResponseWriter, req *http.Request, run func(e
 		return nil
 	}
 	bw.WriteString("]\n")
-	return bw.Flush()
+	if err := bw.Flush(); err != nil {
+		s.log.InfoContext(req.Context(), "client stopped reading a list", "request_id", requestID(req.Context()), "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	return nil
 }
+
+// clientWriteError is a failure to write the answer: the client's doing.
+type clientWriteError struct{ err error }
+
+func (e *clientWriteError) Error() string { return "write answer: " + e.err.Error() }
+func (e *clientWriteError) Unwrap() error { return e.err }
 
 func (s *Server) get(r *resource.Resource) handlerFunc {
 	schema := r.Schema()

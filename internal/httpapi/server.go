@@ -3,14 +3,18 @@
 package httpapi
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"time"
 
 	"planwerk/internal/auth"
 	"planwerk/internal/files"
 	"planwerk/internal/filestore"
+	"planwerk/internal/gate"
 	"planwerk/internal/metrics"
 	"planwerk/internal/records"
 	"planwerk/internal/resource"
@@ -26,8 +30,21 @@ type Config struct {
 	// MaxUploadBytes is the per-upload cap; upload bodies may be this
 	// large plus room for the multipart framing.
 	MaxUploadBytes int64
-	// PublicURL is the base of signed download URLs; empty: the request's.
-	PublicURL string
+	// PublicURL is the base of signed download URLs; empty: the request's
+	// host when it is BaseDomain or a tenant host of it.
+	PublicURL  string
+	BaseDomain string
+	// RequestTimeout ends a request that has not answered in time; a
+	// streaming answer takes it afresh for each step that moves data.
+	RequestTimeout time.Duration
+	// WriteIdleTimeout cuts off a client that takes no data, or sends no
+	// body data, for this long.
+	WriteIdleTimeout time.Duration
+	// MetricsElsewhere: /metrics is served on a listener of its own, not here.
+	MetricsElsewhere bool
+	// TenantRequests is how many requests of one tenant are in progress
+	// at once; more wait for a free slot.
+	TenantRequests int
 }
 
 // Deps are the parts the HTTP edge talks to.
@@ -61,6 +78,11 @@ type Server struct {
 	table   []Route
 	// deprecated are the paths of deprecated resources, for markDeprecated.
 	deprecated []string
+	// requests shares the requests in progress among tenants.
+	requests *gate.Gate
+	// inFlight counts requests being handled, so that a shutdown can wait
+	// for the clean-up of those it cuts.
+	inFlight sync.WaitGroup
 }
 
 // Auth says what a route requires of a request.
@@ -95,8 +117,18 @@ func New(cfg Config, d Deps) *Server {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 1 << 20
 	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = 30 * time.Second
+	}
+	if cfg.WriteIdleTimeout <= 0 {
+		cfg.WriteIdleTimeout = 30 * time.Second
+	}
+	if cfg.TenantRequests <= 0 {
+		cfg.TenantRequests = 64
+	}
 	s := &Server{cfg: cfg, db: d.DB, auth: d.Auth, tenants: d.Tenants, reg: d.Registry, records: d.Records,
-		time: d.Time, files: d.Files, fstore: d.Store, metrics: d.Metrics, log: d.Log, mux: http.NewServeMux()}
+		time: d.Time, files: d.Files, fstore: d.Store, metrics: d.Metrics, log: d.Log, mux: http.NewServeMux(),
+		requests: gate.New("requests", gate.Options{PerKey: cfg.TenantRequests, MaxQueue: 4 * cfg.TenantRequests})}
 	for _, r := range s.reg.All() {
 		if r.Deprecated {
 			s.deprecated = append(s.deprecated, r.Path())
@@ -111,7 +143,7 @@ func (s *Server) routes() {
 	// Operations: no tenant, no token.
 	s.route("GET /healthz", Public, s.handle(s.healthz))
 	s.route("GET /readyz", Public, s.handle(s.readyz))
-	if s.metrics != nil {
+	if s.metrics != nil && !s.cfg.MetricsElsewhere {
 		s.route("GET /metrics", Public, s.metrics.Handler())
 	}
 
@@ -130,6 +162,23 @@ func (s *Server) routes() {
 // data registers a /v1 endpoint behind tenant resolution and authentication.
 func (s *Server) data(pattern string, h handlerFunc) {
 	s.route(pattern, Bearer, s.withTenant(s.withAuth(s.handle(h))))
+}
+
+// Wait waits until every request being handled has returned, or ctx
+// ends: after a shutdown cuts connections, their handlers still clean up
+// (temporary files, incomplete uploads).
+func (s *Server) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		s.inFlight.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // ServeHTTP implements http.Handler.
@@ -183,21 +232,6 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	return nil
-}
-
-func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
-	if err := s.db.Ping(r.Context()); err != nil {
-		s.log.WarnContext(r.Context(), "not ready", "err", err)
-		return Errorf(http.StatusServiceUnavailable, "not_ready", "the database does not answer")
-	}
-	if s.fstore != nil {
-		if err := s.fstore.Ping(r.Context()); err != nil {
-			s.log.WarnContext(r.Context(), "not ready", "err", err)
-			return Errorf(http.StatusServiceUnavailable, "not_ready", "the file store does not answer")
-		}
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	return nil
 }
 

@@ -10,14 +10,20 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
-	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
+	"github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"planwerk/internal/gate"
 )
 
 // Sentinel errors. Callers test them with errors.Is.
@@ -43,24 +49,60 @@ type DB struct {
 	// lookup serves the short reads every request makes (tenant, token,
 	// user), so that clients reading long lists slowly, each holding a
 	// read connection, cannot starve authentication. SQLite only.
-	lookup  *sql.DB
+	lookup *sql.DB
+	// health is a connection of its own for readiness checks, so that
+	// they never queue behind busy pools.
+	health *sql.DB
+	// writes and reads share the pools fairly among tenants: every
+	// transaction takes a slot of writes, every list scan one of reads, so
+	// that no tenant holds more than its share of the connections.
+	writes  *gate.Gate
+	reads   *gate.Gate
 	dialect dialect
 	dsn     string
+}
+
+// Options tune how the database is used.
+type Options struct {
+	// StatementTimeout ends a PostgreSQL statement that runs longer: the
+	// server-side backstop for a client that can no longer cancel it.
+	StatementTimeout time.Duration
+	// PoolSize is the number of PostgreSQL connections of the pool.
+	PoolSize int
+}
+
+// DefaultOptions are the options of Open.
+func DefaultOptions() Options {
+	return Options{StatementTimeout: 30 * time.Second, PoolSize: 48}
 }
 
 // Open connects to the database named by dsn: "sqlite:PATH" or a
 // "postgres://" / "postgresql://" URL. For SQLite the folder of PATH is
 // created when missing.
 func Open(ctx context.Context, dsn string) (*DB, error) {
+	return OpenWith(ctx, dsn, DefaultOptions())
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	switch {
 	case strings.HasPrefix(dsn, "sqlite:"):
 		return openSQLite(ctx, dsn, strings.TrimPrefix(dsn, "sqlite:"))
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		return openPostgres(ctx, dsn)
+		return openPostgres(ctx, dsn, opts)
 	default:
 		return nil, fmt.Errorf("open database: %q is neither sqlite:PATH nor a postgres:// URL", dsn)
 	}
 }
+
+// Dial and I/O bounds of PostgreSQL connections.
+const (
+	connectTimeout = 5 * time.Second
+	// idleInTransaction ends a session that keeps a transaction open
+	// without sending anything, so a stalled instance cannot hold locks
+	// for ever.
+	idleInTransaction = time.Minute
+)
 
 func openSQLite(ctx context.Context, dsn, path string) (*DB, error) {
 	if path == "" {
@@ -73,8 +115,10 @@ func openSQLite(ctx context.Context, dsn, path string) (*DB, error) {
 	}
 	// synchronous(FULL): a commit is on disk before the client hears of it,
 	// even across a power cut. busy_timeout lets a second process wait for
-	// the write lock instead of failing.
-	pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)"
+	// the write lock instead of failing. journal_size_limit truncates the
+	// WAL back to 64 MiB after each checkpoint that resets it, so a burst
+	// of writes does not leave a large file behind.
+	pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_pragma=journal_size_limit(67108864)"
 	// Writes go through one connection whose transactions take the write
 	// lock up front (BEGIN IMMEDIATE), so two writers never deadlock on a
 	// lock upgrade.
@@ -101,7 +145,22 @@ func openSQLite(ctx context.Context, dsn, path string) (*DB, error) {
 	}
 	lookup.SetMaxOpenConns(4)
 	lookup.SetMaxIdleConns(4)
-	db := &DB{write: write, read: read, lookup: lookup, dialect: sqliteDialect{}, dsn: dsn}
+	health, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(1000)&_pragma=query_only(1)")
+	if err != nil {
+		write.Close()
+		read.Close()
+		lookup.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	health.SetMaxOpenConns(1)
+	db := &DB{write: write, read: read, lookup: lookup, health: health, dialect: sqliteDialect{}, dsn: dsn,
+		// One writer: a tenant has at most one transaction waiting for it,
+		// so another tenant's write waits for at most three others.
+		writes: gate.New("database writes", gate.Options{Capacity: 4, PerKey: 1, MaxQueue: 64}),
+		// Eight readers: list scans take at most six, two per tenant; the
+		// rest serve single reads.
+		reads: gate.New("database reads", gate.Options{Capacity: 6, PerKey: 2, MaxQueue: 64}),
+	}
 	// Touch the write connection first so WAL mode is set before readers open.
 	if err := db.Ping(ctx); err != nil {
 		db.Close()
@@ -110,20 +169,62 @@ func openSQLite(ctx context.Context, dsn, path string) (*DB, error) {
 	return db, nil
 }
 
-func openPostgres(ctx context.Context, dsn string) (*DB, error) {
-	pool, err := sql.Open("pgx", dsn)
+func openPostgres(ctx context.Context, dsn string, opts Options) (*DB, error) {
+	cfg, err := postgresConfig(dsn, opts)
 	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
+		return nil, err
 	}
-	pool.SetMaxOpenConns(32)
-	pool.SetMaxIdleConns(32)
+	pool := stdlib.OpenDB(*cfg)
+	pool.SetMaxOpenConns(opts.PoolSize)
+	pool.SetMaxIdleConns(opts.PoolSize)
 	pool.SetConnMaxIdleTime(5 * time.Minute)
-	db := &DB{write: pool, read: pool, lookup: pool, dialect: postgresDialect{}, dsn: dsn}
+	health := stdlib.OpenDB(*cfg)
+	health.SetMaxOpenConns(1)
+	// Transactions and list scans each take at most a third of the pool
+	// and a tenant at most a quarter of that; the last third serves
+	// lookups and single reads.
+	share := max(1, opts.PoolSize/3)
+	db := &DB{write: pool, read: pool, lookup: pool, health: health, dialect: postgresDialect{}, dsn: dsn,
+		writes: gate.New("database writes", gate.Options{Capacity: share, PerKey: max(1, share/4), MaxQueue: 256}),
+		reads:  gate.New("database reads", gate.Options{Capacity: share, PerKey: max(1, share/4), MaxQueue: 256}),
+	}
 	if err := db.Ping(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return db, nil
+}
+
+// postgresConfig parses dsn and bounds every wait of a connection: the
+// dial and start-up (connect_timeout), each statement (statement_timeout,
+// unless the URL sets its own), an idle open transaction, and a peer that
+// stops answering (TCP keep-alives). Waits for answers are bounded by the
+// caller's context, which closes the connection when it ends.
+func postgresConfig(dsn string, opts Options) (*pgx.ConnConfig, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = connectTimeout
+	}
+	setDefault := func(name string, d time.Duration) {
+		if _, ok := cfg.RuntimeParams[name]; !ok && d > 0 {
+			cfg.RuntimeParams[name] = fmt.Sprint(d.Milliseconds())
+		}
+	}
+	setDefault("statement_timeout", opts.StatementTimeout)
+	setDefault("idle_in_transaction_session_timeout", idleInTransaction)
+	dialer := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAliveConfig: net.KeepAliveConfig{
+		Enable: true, Idle: 15 * time.Second, Interval: 5 * time.Second, Count: 3}}
+	cfg.DialFunc = dialer.DialContext
+	return cfg, nil
+}
+
+// HeavyRead takes a slot of the tenant's share of list scans (the tenant
+// that ctx carries, see gate.WithKey); release gives it back.
+func (db *DB) HeavyRead(ctx context.Context) (release func(), err error) {
+	return db.reads.Acquire(ctx)
 }
 
 // Engine names the database engine: "sqlite" or "postgres".
@@ -145,9 +246,22 @@ func (db *DB) Ping(ctx context.Context) error {
 	return nil
 }
 
+// Ready checks on a connection of its own that the database answers a
+// read, so that a check never waits behind requests holding the pools.
+func (db *DB) Ready(ctx context.Context) error {
+	var v int64
+	// schema_migrations exists in every migrated database of either engine;
+	// reading it makes SQLite open the file, which SELECT 1 would not.
+	err := db.health.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&v)
+	if err != nil {
+		return Fault(fmt.Errorf("ready %s: %w", db.dialect.name(), err))
+	}
+	return nil
+}
+
 // Close closes all connections.
 func (db *DB) Close() error {
-	err := db.write.Close()
+	err := errors.Join(db.write.Close(), db.health.Close())
 	if db.read != db.write {
 		err = errors.Join(err, db.read.Close(), db.lookup.Close())
 	}
@@ -185,8 +299,12 @@ func (db *DB) QueryRowContext(ctx context.Context, query string, args ...any) *s
 // back on error or panic. On PostgreSQL, serialization failures and
 // deadlocks are retried a few times with fn run afresh.
 func (db *DB) Tx(ctx context.Context, fn func(q Querier) error) error {
+	release, err := db.writes.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	const attempts = 5
-	var err error
 	for i := 0; i < attempts; i++ {
 		err = db.tx(ctx, fn)
 		if err == nil || !db.dialect.retryable(err) {
@@ -296,4 +414,17 @@ func (postgresDialect) uniqueViolation(err error) bool {
 func (postgresDialect) retryable(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
+}
+
+// FreeBytes is the free space on the disk of a SQLite database; for
+// PostgreSQL, whose disk is the server's, it reports plenty.
+func (db *DB) FreeBytes() (uint64, error) {
+	if db.dialect.name() != "sqlite" {
+		return math.MaxUint64, nil
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(filepath.Dir(strings.TrimPrefix(db.dsn, "sqlite:")), &st); err != nil {
+		return 0, fmt.Errorf("free space of the database folder: %w", err)
+	}
+	return st.Bavail * uint64(st.Bsize), nil
 }

@@ -191,7 +191,12 @@ func StartLogged(t testing.TB, b Backend, logw io.Writer, opts ...func(*config.C
 		db.Close()
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(svc.Handler)
+	// The server as `planwerk serve` runs it: its timeouts and its
+	// idle-write listener.
+	hs := httptest.NewUnstartedServer(svc.Handler)
+	hs.Config = svc.Handler.HTTPServer(context.Background())
+	hs.Listener = svc.Handler.Listener(hs.Listener)
+	hs.Start()
 	t.Cleanup(func() {
 		hs.Close()
 		svc.Close()

@@ -72,7 +72,12 @@ func (s *Service) TimeTotals(ctx context.Context, caller auth.Principal, from, t
 	}
 	out := Totals{From: from, To: to, GroupBy: groupBy, Totals: zeroSeconds()}
 	groups := map[any]*Group{}
-	err := s.db.ListRecords(ctx, caller.TenantID, records.Collection(te), q, func(b []byte) error {
+	release, err := s.db.HeavyRead(ctx)
+	if err != nil {
+		return Totals{}, err
+	}
+	defer release()
+	err = s.db.ListRecords(ctx, caller.TenantID, records.Collection(te), q, func(b []byte) error {
 		var doc map[string]any
 		if err := json.Unmarshal(b, &doc); err != nil {
 			return err
