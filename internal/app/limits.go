@@ -5,29 +5,32 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/redis/go-redis/v9"
-
 	"planwerk/internal/config"
 	"planwerk/internal/ratelimit"
 )
 
 // newLimiters returns the factory of rate counters: in this process, or
-// in Redis, shared by all instances.
-func (svc *Service) newLimiters(ctx context.Context, cfg config.Config, _ *slog.Logger) (func(name string, rule ratelimit.Rule) ratelimit.Limiter, error) {
-	limiter := func(name string, rule ratelimit.Rule) ratelimit.Limiter { return ratelimit.NewMemory(rule) }
-	if cfg.Redis != "" {
-		opts, err := redis.ParseURL(cfg.Redis)
-		if err != nil {
-			return nil, fmt.Errorf("--redis: %w", err)
-		}
-		svc.redis = redis.NewClient(opts)
-		if err := svc.redis.Ping(ctx).Err(); err != nil {
-			svc.redis.Close()
-			return nil, fmt.Errorf("redis: %w", err)
-		}
-		limiter = func(name string, rule ratelimit.Rule) ratelimit.Limiter {
-			return ratelimit.NewRedis(svc.redis, name, rule)
-		}
+// in Redis, shared by all instances, while Redis answers in time. Redis
+// being down at start-up is logged, not fatal: limits count per instance
+// until it answers.
+func (svc *Service) newLimiters(ctx context.Context, cfg config.Config, log *slog.Logger) (func(name string, rule ratelimit.Rule) ratelimit.Limiter, error) {
+	if cfg.Redis == "" {
+		return func(_ string, rule ratelimit.Rule) ratelimit.Limiter { return ratelimit.NewMemory(rule) }, nil
 	}
-	return limiter, nil
+	client, err := ratelimit.NewClient(cfg.Redis)
+	if err != nil {
+		return nil, fmt.Errorf("--redis: %w", err)
+	}
+	svc.redis = client
+	breaker := ratelimit.NewBreaker(client, ratelimit.BreakerConfig{Log: log, Metrics: serviceMetrics{svc}})
+	breaker.Probe(ctx) // a failure is logged by the breaker
+	return func(name string, rule ratelimit.Rule) ratelimit.Limiter { return breaker.Limiter(name, rule) }, nil
 }
+
+// serviceMetrics reads svc.Metrics at each observation rather than once:
+// the limiters may be built before the metrics are.
+type serviceMetrics struct{ svc *Service }
+
+func (m serviceMetrics) RedisUp(up bool) { m.svc.Metrics.RedisUp(up) }
+
+func (m serviceMetrics) RateLimitFallback(limit string) { m.svc.Metrics.RateLimitFallback(limit) }

@@ -2,6 +2,8 @@ package auth
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -77,8 +79,8 @@ func NewService(db *store.DB, hasher *Hasher, cfg Config, log *slog.Logger) *Ser
 // PasswordGrant checks an e-mail address and password in the tenant and
 // issues a new token pair.
 func (s *Service) PasswordGrant(ctx context.Context, tenantID int64, email, password, addr string) (Grant, error) {
-	accountKey := fmt.Sprintf("login:%d:%s", tenantID, store.EmailKey(email))
-	addressKey := "login-addr:" + addr
+	accountKey := fmt.Sprintf("login:%d:%s", tenantID, brakeDigest(store.EmailKey(email)))
+	addressKey := "login-addr:" + brakeDigest(addr)
 	// Every attempt is counted before the password is checked: counting
 	// only failures, after the slow check, would let parallel guesses all
 	// pass the brake before the first failure is recorded.
@@ -116,6 +118,14 @@ func (s *Service) PasswordGrant(ctx context.Context, tenantID int64, email, pass
 		return Grant{}, fmt.Errorf("password grant: %w", err)
 	}
 	return g, nil
+}
+
+// brakeDigest is the fixed-size stand-in for a client-chosen part of a
+// brake key: a megabyte-long username costs the brake's memory, in the
+// process and in Redis, what a short one costs.
+func brakeDigest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return base64.RawURLEncoding.EncodeToString(sum[:16])
 }
 
 // takeAttempt counts a login attempt against the account's and the

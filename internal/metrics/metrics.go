@@ -18,6 +18,10 @@ type Metrics struct {
 	uploadBytes   prometheus.Counter
 	rateLimited   *prometheus.CounterVec
 	loginFailures prometheus.Counter
+	// redisUp has no labels; as a vector it is exported only once set,
+	// so that a service without Redis does not report it as down.
+	redisUp           *prometheus.GaugeVec
+	rateLimitFallback *prometheus.CounterVec
 }
 
 // New returns the metrics, with Go runtime and process collectors and a
@@ -46,8 +50,17 @@ func New(pools map[string]*sql.DB) *Metrics {
 			Name: "planwerk_login_failures_total",
 			Help: "Password grants refused for a wrong e-mail address or password.",
 		}),
+		redisUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "planwerk_redis_up",
+			Help: "1 while Redis answers rate-limit calls in time, 0 while limits count per instance.",
+		}, nil),
+		rateLimitFallback: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "planwerk_ratelimit_fallback_total",
+			Help: "Rate-limit events counted in this process because Redis was unavailable, by limit.",
+		}, []string{"limit"}),
 	}
 	m.registry.MustRegister(m.requests, m.duration, m.uploadBytes, m.rateLimited, m.loginFailures,
+		m.redisUp, m.rateLimitFallback,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for name, pool := range pools {
 		m.registry.MustRegister(collectors.NewDBStatsCollector(pool, name))
@@ -93,6 +106,26 @@ func (m *Metrics) RateLimited(limit string) {
 func (m *Metrics) LoginFailed() {
 	if m != nil {
 		m.loginFailures.Inc()
+	}
+}
+
+// RedisUp records whether Redis answers rate-limit calls in time.
+func (m *Metrics) RedisUp(up bool) {
+	if m == nil {
+		return
+	}
+	v := 0.0
+	if up {
+		v = 1
+	}
+	m.redisUp.WithLabelValues().Set(v)
+}
+
+// RateLimitFallback records one event of the named limit counted in this
+// process because Redis was unavailable.
+func (m *Metrics) RateLimitFallback(limit string) {
+	if m != nil {
+		m.rateLimitFallback.WithLabelValues(limit).Inc()
 	}
 }
 
