@@ -16,7 +16,7 @@ func (m *Memory) Len() int {
 func (m *Memory) SetClock(now func() time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.now, m.start = now, now()
+	m.now = now
 }
 
 // SetClock replaces b's clock, which times its cool-down.

@@ -8,6 +8,8 @@ import (
 	"hash/maphash"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // Rule allows Burst events at once, refilled at one event per Every.
@@ -26,15 +28,9 @@ type Limiter interface {
 }
 
 // MaxKeys is how many keys a Memory remembers. Keys are kept as 8-byte
-// hashes next to a 16-byte bucket, so a full Memory holds about 4 MB
+// hashes next to their bucket, so a full Memory holds about 10 MB
 // whatever the keys' length; clients that invent keys cannot grow it.
 const MaxKeys = 100_000
-
-// bucket is one key's token bucket: tokens left at the moment at.
-type bucket struct {
-	tokens float64
-	at     time.Duration // since Memory.start, on the monotonic clock
-}
 
 // Memory is a Limiter that keeps its counters in this process, for at
 // most MaxKeys keys.
@@ -42,10 +38,9 @@ type Memory struct {
 	rule    Rule
 	maxKeys int
 	seed    maphash.Seed
-	start   time.Time
 	now     func() time.Time
 	mu      sync.Mutex
-	buckets map[uint64]bucket
+	buckets map[uint64]*rate.Limiter
 }
 
 // NewMemory returns an in-process Limiter for rule.
@@ -55,8 +50,8 @@ func NewMemory(rule Rule) *Memory {
 
 func newMemory(rule Rule, maxKeys int) *Memory {
 	// A random seed per Memory: clients cannot choose keys that collide.
-	return &Memory{rule: rule, maxKeys: maxKeys, seed: maphash.MakeSeed(), start: time.Now(),
-		now: time.Now, buckets: make(map[uint64]bucket)}
+	return &Memory{rule: rule, maxKeys: maxKeys, seed: maphash.MakeSeed(),
+		now: time.Now, buckets: make(map[uint64]*rate.Limiter)}
 }
 
 // Take implements Limiter.
@@ -70,19 +65,18 @@ func (m *Memory) Take(_ context.Context, key string) (time.Duration, error) {
 	h := maphash.String(m.seed, key)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := m.now().Sub(m.start)
+	now := m.now()
 	b, known := m.buckets[h]
-	tokens := float64(m.rule.Burst)
-	if known {
-		tokens = m.tokens(b, now)
-	}
-	if tokens < 1 {
-		return max(time.Duration((1-tokens)*float64(m.rule.Every)), time.Nanosecond), nil
-	}
 	if !known {
 		m.makeRoom(now)
+		b = rate.NewLimiter(rate.Every(m.rule.Every), m.rule.Burst)
 	}
-	m.buckets[h] = bucket{tokens: tokens - 1, at: now}
+	r := b.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return d, nil
+	}
+	m.buckets[h] = b
 	return 0, nil
 }
 
@@ -95,22 +89,16 @@ func (m *Memory) Reset(_ context.Context, key string) error {
 	return nil
 }
 
-// tokens is what b holds at now, refilled since it was last counted.
-func (m *Memory) tokens(b bucket, now time.Duration) float64 {
-	t := b.tokens + float64(now-b.at)/float64(m.rule.Every)
-	return min(t, float64(m.rule.Burst))
-}
-
 // makeRoom forgets keys when the Memory is full. Full buckets go first:
 // forgetting them changes no answer. If too few are full, arbitrary keys
 // go too, so that an eighth of the room is free: a flood of new keys then
 // pays one sweep per maxKeys/8 keys instead of one per key.
-func (m *Memory) makeRoom(now time.Duration) {
+func (m *Memory) makeRoom(now time.Time) {
 	if len(m.buckets) < m.maxKeys {
 		return
 	}
 	for h, b := range m.buckets {
-		if m.tokens(b, now) >= float64(m.rule.Burst) {
+		if b.TokensAt(now) >= float64(m.rule.Burst) {
 			delete(m.buckets, h)
 		}
 	}
