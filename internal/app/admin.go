@@ -5,10 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
+	"runtime"
 	"strconv"
 	"strings"
 
+	"planwerk/internal/auth"
 	"planwerk/internal/config"
 	"planwerk/internal/store"
 )
@@ -28,25 +29,36 @@ func readSecret(flagValue string, stdio IO) (string, error) {
 	return strings.TrimRight(line, "\r\n"), nil
 }
 
-func adminDatabase(ctx context.Context, name string, args []string, stdio IO, extra func(fs *flagSet)) (*store.DB, config.Config, error) {
+// adminConfig parses an administration command's flags, the common ones
+// and those extra adds.
+func adminConfig(name string, args []string, stdio IO, extra func(fs *flagSet)) (config.Config, error) {
 	cfg := config.Default()
 	fs := newFlags(name, &cfg, stdio)
 	if extra != nil {
 		extra(&flagSet{fs})
 	}
 	if err := parse(fs, args, stdio); err != nil {
-		return nil, cfg, err
+		return cfg, err
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, cfg, fmt.Errorf("%w: %v", ErrUsage, err)
+		return cfg, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
-	log := slog.New(slog.NewJSONHandler(stdio.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	db, err := openDatabase(ctx, cfg, log)
+	return cfg, nil
+}
+
+// adminDatabase parses an administration command's flags and opens its
+// database with the access the command needs; it never migrates.
+func adminDatabase(ctx context.Context, name string, args []string, stdio IO, mode access, extra func(fs *flagSet)) (*store.DB, config.Config, error) {
+	cfg, err := adminConfig(name, args, stdio, extra)
+	if err != nil {
+		return nil, cfg, err
+	}
+	db, err := openCurrent(ctx, cfg, mode)
 	return db, cfg, err
 }
 
 func runTenantList(ctx context.Context, args []string, stdio IO) error {
-	db, cfg, err := adminDatabase(ctx, "tenant list", args, stdio, nil)
+	db, cfg, err := adminDatabase(ctx, "tenant list", args, stdio, readOnly, nil)
 	if err != nil {
 		return err
 	}
@@ -68,7 +80,7 @@ func runTenantList(ctx context.Context, args []string, stdio IO) error {
 
 func runTenantSetStorage(ctx context.Context, args []string, stdio IO) error {
 	var slug, bytesText string
-	db, _, err := adminDatabase(ctx, "tenant set-storage", args, stdio, func(fs *flagSet) {
+	db, _, err := adminDatabase(ctx, "tenant set-storage", args, stdio, readWrite, func(fs *flagSet) {
 		fs.StringVar(&slug, "slug", "", "tenant slug")
 		fs.StringVar(&bytesText, "bytes", "", "storage cap in bytes")
 	})
@@ -92,7 +104,7 @@ func runTenantSetStorage(ctx context.Context, args []string, stdio IO) error {
 
 func runUserResetPassword(ctx context.Context, args []string, stdio IO) error {
 	var slug, email, password string
-	db, cfg, err := adminDatabase(ctx, "user reset-password", args, stdio, func(fs *flagSet) {
+	db, _, err := adminDatabase(ctx, "user reset-password", args, stdio, readWrite, func(fs *flagSet) {
 		fs.StringVar(&slug, "tenant", "", "tenant slug")
 		fs.StringVar(&email, "email", "", "the user's e-mail address")
 		fs.StringVar(&password, "password", "", "the new password (else PLANWERK_PASSWORD, else standard input)")
@@ -114,12 +126,9 @@ func runUserResetPassword(ctx context.Context, args []string, stdio IO) error {
 	if err != nil {
 		return fmt.Errorf("no tenant %q", slug)
 	}
-	svc, err := NewService(ctx, cfg, db, slog.New(slog.DiscardHandler))
-	if err != nil {
-		return err
-	}
-	defer svc.Close()
-	hash, err := svc.Hasher.Hash(ctx, password)
+	// The service's hasher, without the service: building that would write
+	// (its URL-signing secret) and reach for the file store and Redis.
+	hash, err := auth.NewHasher(runtime.NumCPU()).Hash(ctx, password)
 	if err != nil {
 		return err
 	}
@@ -136,15 +145,26 @@ func runUserResetPassword(ctx context.Context, args []string, stdio IO) error {
 
 func runBackup(ctx context.Context, args []string, stdio IO) error {
 	var out string
-	db, _, err := adminDatabase(ctx, "backup", args, stdio, func(fs *flagSet) {
+	cfg, err := adminConfig("backup", args, stdio, func(fs *flagSet) {
 		fs.StringVar(&out, "out", "", "file to write the copy to (must not exist)")
 	})
 	if err != nil {
 		return err
 	}
-	defer db.Close()
 	if out == "" {
 		return fmt.Errorf("%w: give --out FILE", ErrUsage)
+	}
+	db, err := openReadOnly(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	// PostgreSQL has pg_dump: say so before asking for a migration.
+	if db.Engine() != "sqlite" {
+		return store.ErrBackupUnsupported
+	}
+	if err := checkSchema(ctx, db); err != nil {
+		return err
 	}
 	if err := db.Backup(ctx, out); err != nil {
 		return err

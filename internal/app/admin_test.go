@@ -1,11 +1,14 @@
 package app_test
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -128,56 +131,73 @@ func TestAdminCommands(t *testing.T) {
 	})
 }
 
-// TestBackup copies a SQLite database that another connection keeps
-// writing to, and the copy opens with all tenants; PostgreSQL is refused.
+// TestBackup copies a SQLite database while another connection holds its
+// write lock, with an insert not yet committed, for the whole backup: the
+// copy has what was committed before and not the uncommitted row, and
+// backup and tenant list leave the live database byte for byte as it was.
+// PostgreSQL is refused.
 func TestBackup(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	dsn := "sqlite:" + filepath.Join(dir, "live.db")
+	path := filepath.Join(dir, "live.db")
+	dsn := "sqlite:" + path
 	env := map[string]string{"PLANWERK_DATABASE": dsn, "PLANWERK_FILES": filepath.Join(dir, "files")}
 	if r := run(ctx, env, "", "tenant", "create", "--slug", "alpha", "--admin-email", "a@alpha.test", "--admin-password", "first-password"); r.err != nil {
 		t.Fatal(r.err)
 	}
-	live, err := store.Open(ctx, dsn)
+	live := openStore(t, dsn)
+	alpha, err := live.TenantBySlug(ctx, "alpha")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer live.Close()
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() { // a writer that does not pause for the backup
-		defer close(done)
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			_ = live.Tx(ctx, func(q store.Querier) error {
-				id, err := live.NewID(ctx, q, 1)
-				if err != nil {
-					return err
-				}
-				_, err = live.InsertRecord(ctx, q, 1, store.Collection{Table: "records", Resource: "projects"}, id, map[string]any{"n": i})
-				return err
-			})
-		}
-	}()
+	const committed = 50
+	for i := 0; i < committed; i++ {
+		insertProject(t, live, alpha.ID, map[string]any{"state": "committed", "n": i})
+	}
+	unlock := holdWriteLock(t, path, alpha.ID)
+	defer unlock()
+	before := fileBytes(t, path, path+"-wal")
+
 	out := filepath.Join(dir, "copy.db")
+	start := time.Now()
 	r := run(ctx, env, "", "backup", "--out", out)
-	close(stop)
-	<-done
+	took := time.Since(start)
 	if r.err != nil {
-		t.Fatalf("backup: %v %s", r.err, r.stderr)
+		t.Fatalf("backup while the write lock is held: %v %s", r.err, r.stderr)
 	}
-	cp, err := store.Open(ctx, "sqlite:"+out)
-	if err != nil {
-		t.Fatal(err)
+	t.Logf("backup took %v while another connection held the write lock", took)
+	if !bytes.Equal(fileBytes(t, path, path+"-wal"), before) {
+		t.Error("backup changed the live database")
 	}
-	defer cp.Close()
+	if r := run(ctx, env, "", "tenant", "list"); r.err != nil || !strings.Contains(r.stdout, "alpha") {
+		t.Errorf("tenant list while the write lock is held: %v %q", r.err, r.stdout)
+	}
+	if !bytes.Equal(fileBytes(t, path, path+"-wal"), before) {
+		t.Error("tenant list changed the live database")
+	}
+	unlock()
+
+	if fi, err := os.Stat(out); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the copy's mode: %v %v, want 0600: it holds every tenant's data", fi.Mode(), err)
+	}
+	cp := openStore(t, "sqlite:"+out)
 	if _, err := cp.TenantBySlug(ctx, "alpha"); err != nil {
 		t.Errorf("the copy lacks the tenant: %v", err)
 	}
+	var got, uncommitted int
+	if err := cp.QueryRowContext(ctx, `SELECT count(*) FROM records WHERE json_extract(doc, '$.state') = 'committed'`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.QueryRowContext(ctx, `SELECT count(*) FROM records WHERE json_extract(doc, '$.state') = 'uncommitted'`).Scan(&uncommitted); err != nil {
+		t.Fatal(err)
+	}
+	if got != committed || uncommitted != 0 {
+		t.Errorf("the copy has %d committed rows (want %d) and %d uncommitted (want 0)", got, committed, uncommitted)
+	}
+	if err := cp.CheckSchema(ctx); err != nil {
+		t.Errorf("the copy's schema: %v", err)
+	}
+
 	if r := run(ctx, env, "", "backup", "--out", out); r.err == nil {
 		t.Error("backup over an existing file accepted")
 	}
@@ -191,6 +211,80 @@ func TestBackup(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "pg.db")); err == nil {
 		t.Error("a file was written for PostgreSQL")
 	}
+}
+
+func insertProject(t *testing.T, db *store.DB, tenantID int64, doc map[string]any) {
+	t.Helper()
+	ctx := context.Background()
+	err := db.Tx(ctx, func(q store.Querier) error {
+		id, err := db.NewID(ctx, q, tenantID)
+		if err != nil {
+			return err
+		}
+		_, err = db.InsertRecord(ctx, q, tenantID, store.Collection{Table: "records", Resource: "projects"}, id, doc)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// holdWriteLock takes the write lock of the SQLite database at path on a
+// connection of its own (BEGIN IMMEDIATE and an insert, kept open) and
+// returns the function that rolls it back; a second call does nothing.
+func holdWriteLock(t *testing.T, path string, tenantID int64) func() {
+	t.Helper()
+	ctx := context.Background()
+	pool, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pool.Close() })
+	conn, err := pool.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, `INSERT INTO records (tenant_id, id, resource, doc, created_at, updated_at)
+		VALUES ($1, 1000000, 'projects', '{"state":"uncommitted"}', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')`, tenantID); err != nil {
+		t.Fatal(err)
+	}
+	// The lock is held: a writer that does not wait is refused at once.
+	other, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(0)&_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if tx, err := other.BeginTx(ctx, nil); err == nil {
+		tx.Rollback()
+		t.Fatal("a second writer got the write lock")
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			if _, err := conn.ExecContext(ctx, `ROLLBACK`); err != nil {
+				t.Error(err)
+			}
+			conn.Close()
+		})
+	}
+}
+
+// fileBytes returns the contents of the files, a missing one as empty.
+func fileBytes(t *testing.T, paths ...string) []byte {
+	t.Helper()
+	var all []byte
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+		all = append(all, 0xff) // a boundary, so that bytes cannot move between files unseen
+	}
+	return all
 }
 
 var farFuture = time.Now().Add(24 * time.Hour)

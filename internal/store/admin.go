@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -80,16 +81,33 @@ func (db *DB) ResetPassword(ctx context.Context, tenantID int64, email, hash str
 var ErrBackupUnsupported = errors.New("backup: for PostgreSQL use pg_dump (see README)")
 
 // Backup writes a consistent copy of a SQLite database to path while the
-// service keeps running (VACUUM INTO reads one snapshot). path must not exist.
-func (db *DB) Backup(ctx context.Context, path string) error {
+// service keeps running. path must not exist. VACUUM INTO reads one
+// snapshot on a read-only connection of its own: in WAL mode a reader
+// neither waits for nor blocks the writer, so the copy is made even while
+// another connection holds the write lock for longer than any busy timeout.
+func (db *DB) Backup(ctx context.Context, path string) (err error) {
 	if db.dialect.name() != "sqlite" {
 		return ErrBackupUnsupported
 	}
-	if _, err := os.Stat(path); err == nil {
+	// Claim path first (VACUUM INTO accepts an empty file): the copy holds
+	// every tenant's data, so it is readable by its owner only, and a
+	// failed copy can be removed without touching a file of someone else's.
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("backup: %s exists", path)
 	}
-	// A connection of its own: the service's pools stay free meanwhile.
-	conn, err := sql.Open("sqlite", "file:"+strings.TrimPrefix(db.dsn, "sqlite:")+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	f.Close()
+	defer func() {
+		if err != nil {
+			os.Remove(path)
+		}
+	}()
+	// No query_only here: it refuses VACUUM INTO, which writes to path.
+	// mode=ro is what keeps the live database untouched.
+	conn, err := sql.Open("sqlite", "file:"+strings.TrimPrefix(db.dsn, "sqlite:")+"?mode=ro&_pragma=busy_timeout(10000)")
 	if err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}

@@ -28,17 +28,7 @@ func (db *DB) Migrate(ctx context.Context) (int, error) {
 	}
 	defer unlock()
 
-	sub, err := fs.Sub(migrationFiles, "migrations/"+db.dialect.name())
-	if err != nil {
-		return 0, fmt.Errorf("migrate: %w", err)
-	}
-	gooseDialect := goose.DialectSQLite3
-	if db.dialect.name() == "postgres" {
-		gooseDialect = goose.DialectPostgres
-	}
-	provider, err := goose.NewProvider(gooseDialect, db.write, sub,
-		goose.WithDisableGlobalRegistry(true),
-		goose.WithTableName("schema_migrations"))
+	provider, err := db.migrations(db.write)
 	if err != nil {
 		return 0, fmt.Errorf("migrate: %w", err)
 	}
@@ -47,6 +37,72 @@ func (db *DB) Migrate(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("migrate: %w", err)
 	}
 	return len(results), nil
+}
+
+// CheckSchema reports ErrNotMigrated unless every migration this program
+// knows has been applied. It only reads: a database that was never
+// migrated is reported, not given a version table.
+func (db *DB) CheckSchema(ctx context.Context) error {
+	exists, err := db.migrationTableExists(ctx)
+	if err != nil {
+		return fmt.Errorf("check schema: %w", err)
+	}
+	if !exists {
+		return fmt.Errorf("check schema: %s database was never migrated: %w", db.dialect.name(), ErrNotMigrated)
+	}
+	provider, err := db.migrations(db.read)
+	if err != nil {
+		return fmt.Errorf("check schema: %w", err)
+	}
+	pending, err := provider.HasPending(ctx)
+	if err != nil {
+		return fmt.Errorf("check schema: %w", err)
+	}
+	if !pending {
+		return nil
+	}
+	current, target, err := provider.GetVersions(ctx)
+	if err != nil {
+		return fmt.Errorf("check schema: %w", err)
+	}
+	return fmt.Errorf("check schema: %s database at version %d, this program needs %d: %w",
+		db.dialect.name(), current, target, ErrNotMigrated)
+}
+
+// migrationTable records the applied migrations.
+const migrationTable = "schema_migrations"
+
+// migrationTableExists looks for the version table in the catalogue, where
+// goose looks for it (PostgreSQL: the current schema).
+func (db *DB) migrationTableExists(ctx context.Context) (bool, error) {
+	q := `SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '` + migrationTable + `')`
+	if db.dialect.name() == "postgres" {
+		q = `SELECT EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = '` + migrationTable + `')`
+	}
+	var exists bool
+	if err := db.read.QueryRowContext(ctx, q).Scan(&exists); err != nil {
+		return false, err
+	}
+	return exists, nil
+}
+
+// migrations returns a goose provider for this engine's migrations that
+// runs its statements on pool.
+func (db *DB) migrations(pool *sql.DB) (*goose.Provider, error) {
+	sub, err := fs.Sub(migrationFiles, "migrations/"+db.dialect.name())
+	if err != nil {
+		return nil, err
+	}
+	return goose.NewProvider(db.gooseDialect(), pool, sub,
+		goose.WithDisableGlobalRegistry(true),
+		goose.WithTableName(migrationTable))
+}
+
+func (db *DB) gooseDialect() goose.Dialect {
+	if db.dialect.name() == "postgres" {
+		return goose.DialectPostgres
+	}
+	return goose.DialectSQLite3
 }
 
 func (db *DB) migrationLock(ctx context.Context) (func(), error) {

@@ -99,7 +99,9 @@ func (db *DB) TenantBySlug(ctx context.Context, slug string) (Tenant, error) {
 // absenceTypes is the collection of AbsenceType records.
 var absenceTypes = Collection{Table: "records", Resource: "absence-types"}
 
-// ensurePublicHoliday gives a tenant its PublicHoliday absence type.
+// ensurePublicHoliday gives a tenant its PublicHoliday absence type when it
+// is created. Tenants older than the type got theirs from the migration
+// 00008_public_holiday, so no start-up pass over all tenants is needed.
 func (db *DB) ensurePublicHoliday(ctx context.Context, q Querier, tenantID int64) error {
 	recs, err := db.FindRecords(ctx, q, tenantID, absenceTypes,
 		&query.Cond{Field: query.Field{Name: "name"}, Op: query.Eq, Values: []query.Value{{Kind: query.KindString, Str: "PublicHoliday"}}}, 1)
@@ -112,38 +114,4 @@ func (db *DB) ensurePublicHoliday(ctx context.Context, q Querier, tenantID int64
 	}
 	_, err = db.InsertRecord(ctx, q, tenantID, absenceTypes, id, map[string]any{"name": "PublicHoliday"})
 	return err
-}
-
-// EnsureTenantRecords gives every tenant the records each tenant has (its
-// PublicHoliday absence type), for tenants created before they existed.
-func (db *DB) EnsureTenantRecords(ctx context.Context) error {
-	rows, err := db.read.QueryContext(ctx, `SELECT id FROM tenants ORDER BY id`)
-	if err != nil {
-		return fmt.Errorf("tenants: %w", err)
-	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return fmt.Errorf("tenants: %w", err)
-		}
-		ids = append(ids, id)
-	}
-	err = rows.Err()
-	rows.Close()
-	if err != nil {
-		return fmt.Errorf("tenants: %w", err)
-	}
-	for _, id := range ids {
-		if err := db.Tx(ctx, func(q Querier) error {
-			if err := db.dialect.lock(ctx, q, fmt.Sprintf("tenant-records:%d", id)); err != nil {
-				return err
-			}
-			return db.ensurePublicHoliday(ctx, q, id)
-		}); err != nil {
-			return fmt.Errorf("tenant %d: %w", id, err)
-		}
-	}
-	return nil
 }
