@@ -2,27 +2,36 @@ package files
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"planwerk/internal/filestore"
 )
 
-// Sweep removes what crashes and failed cleanups leave in the store:
-// temporary files and files no upload names, once older than minAge (a
-// younger file may belong to an upload that is about to commit). It
-// returns how many files it removed.
+// Sweep removes what crashes, cut requests and failed cleanups leave in
+// the store, once older than minAge (a younger one may belong to an
+// upload that is about to commit): temporary files, files no upload
+// names, and unfinished multipart uploads. Only keys of Planwerk's own
+// form are touched. It returns how many it removed.
 func (s *Service) Sweep(ctx context.Context, minAge time.Duration) (int, error) {
 	cutoff := time.Now().Add(-minAge)
+	files, err := s.sweepFiles(ctx, cutoff)
+	uploads, err2 := s.sweepIncomplete(ctx, cutoff)
+	return files + uploads, errors.Join(err, err2)
+}
+
+// sweepFiles removes temporary files and files no upload names.
+func (s *Service) sweepFiles(ctx context.Context, cutoff time.Time) (int, error) {
 	removed := 0
 	err := s.fs.Walk(ctx, func(key string, modTime time.Time) error {
 		if modTime.After(cutoff) {
 			return nil
 		}
 		if !filestore.IsTemporary(key) {
-			var tenantID int64
-			if _, err := fmt.Sscanf(key, "t%d/", &tenantID); err != nil {
-				return nil // not a key of ours: leave it alone
+			tenantID, ok := ownKey(key)
+			if !ok {
+				return nil
 			}
 			used, err := s.db.StorageKeyInUse(ctx, tenantID, key)
 			if err != nil || used {
@@ -36,4 +45,35 @@ func (s *Service) Sweep(ctx context.Context, minAge time.Duration) (int, error) 
 		return nil
 	})
 	return removed, err
+}
+
+// sweepIncomplete aborts unfinished multipart uploads. No upload row ever
+// names one: rows are written only for complete files.
+func (s *Service) sweepIncomplete(ctx context.Context, cutoff time.Time) (int, error) {
+	removed := 0
+	err := s.fs.WalkIncomplete(ctx, func(u filestore.Incomplete) error {
+		if u.Started.After(cutoff) {
+			return nil
+		}
+		if _, ok := ownKey(u.Key); !ok {
+			return nil
+		}
+		if err := s.fs.AbortIncomplete(ctx, u); err != nil {
+			return err
+		}
+		removed++
+		return nil
+	})
+	return removed, err
+}
+
+// ownKey reports whether key has the form of Planwerk's storage keys
+// ("tTENANT/..."), and of which tenant. Other keys are left alone: the
+// bucket or folder may hold files that are not Planwerk's.
+func ownKey(key string) (int64, bool) {
+	var tenantID int64
+	if _, err := fmt.Sscanf(key, "t%d/", &tenantID); err != nil {
+		return 0, false
+	}
+	return tenantID, true
 }

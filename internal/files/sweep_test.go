@@ -11,10 +11,14 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/minio/minio-go/v7"
+
+	"planwerk/internal/config"
 	"planwerk/internal/testenv"
 )
 
@@ -77,6 +81,66 @@ func TestSweep(t *testing.T) {
 			if _, err := os.Stat(p); err != nil {
 				t.Errorf("%s removed: %v", p, err)
 			}
+		}
+	})
+}
+
+// TestSweepS3: on S3, files no upload names and unfinished multipart
+// uploads go once they are old; young ones, referenced files and keys
+// that are not Planwerk's stay. S3 times cannot be set back, so the test
+// waits for its old ones to age.
+func TestSweepS3(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		spec := testenv.S3(t)
+		srv := testenv.Start(t, b, func(c *config.Config) { c.Files = spec })
+		tn := srv.CreateTenant(t, "sweep")
+		core, bucket := testenv.S3Client(t, spec)
+		ctx := context.Background()
+		object := func(key string) {
+			if _, err := core.Client.PutObject(ctx, bucket, key, strings.NewReader("x"), 1, minio.PutObjectOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// An unfinished upload holding a part, as one cut off midway does.
+		unfinished := func(key string) {
+			id, err := core.NewMultipartUpload(ctx, bucket, key, minio.PutObjectOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := core.PutObjectPart(ctx, bucket, key, id, 1, strings.NewReader("part"), 4, minio.PutObjectPartOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		own := func(name string) string { return fmt.Sprintf("t%d/%s", tn.ID, name) }
+		object(own("u900-orphan"))
+		unfinished(own("u901-cut"))
+		unfinished("backups/old.tar")
+		uploadFile(t, srv, tn)
+		const minAge = 3 * time.Second
+		time.Sleep(minAge + time.Second)
+		object(own("u902-young"))
+		unfinished(own("u903-young"))
+
+		n, err := srv.Service.Uploads.Sweep(ctx, minAge)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != 2 {
+			t.Errorf("swept %d, want 2: the orphan and the unfinished upload", n)
+		}
+		var objects, uploads []string
+		for obj := range core.Client.ListObjects(ctx, bucket, minio.ListObjectsOptions{Recursive: true}) {
+			objects = append(objects, obj.Key)
+		}
+		for u := range core.Client.ListIncompleteUploads(ctx, bucket, "", true) {
+			uploads = append(uploads, u.Key)
+		}
+		if slices.Contains(objects, own("u900-orphan")) || !slices.Contains(objects, own("u902-young")) || len(objects) != 2 {
+			t.Errorf("objects left %v, want the uploaded file and %s", objects, own("u902-young"))
+		}
+		slices.Sort(uploads)
+		if want := []string{"backups/old.tar", own("u903-young")}; !slices.Equal(uploads, want) {
+			t.Errorf("unfinished uploads left %v, want %v", uploads, want)
 		}
 	})
 }

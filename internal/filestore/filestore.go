@@ -35,6 +35,31 @@ type Store interface {
 	// Walk calls fn for every stored file, temporary ones included, with
 	// its key and when it was last written.
 	Walk(ctx context.Context, fn func(key string, modTime time.Time) error) error
+	// WalkIncomplete calls fn for every multipart write that was started
+	// and neither completed nor aborted. Only S3 has them; a folder's
+	// unfinished writes are temporary files, which Walk reports.
+	WalkIncomplete(ctx context.Context, fn func(Incomplete) error) error
+	// AbortIncomplete discards an unfinished multipart write and the parts
+	// it holds; one that is already gone is not an error.
+	AbortIncomplete(ctx context.Context, u Incomplete) error
+}
+
+// Incomplete is an unfinished multipart write, which holds storage until
+// it is aborted.
+type Incomplete struct {
+	Key      string
+	UploadID string
+	// Started is when the write began, or, where the store tracks it, when
+	// it last received a part.
+	Started time.Time
+}
+
+// SpaceReporter is a Store that knows how much room it has left: the
+// folder store does; an S3 bucket has no size to ask for. A readiness
+// check uses it to say the store is full before uploads fail.
+type SpaceReporter interface {
+	// FreeBytes is the space left for new files.
+	FreeBytes() (uint64, error)
 }
 
 // IsTemporary reports whether a key names an unfinished write.
