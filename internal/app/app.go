@@ -185,11 +185,11 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 		}
 	}
 	svc := &Service{Config: cfg, DB: db, Files: fs}
+	svc.Metrics = metrics.New(db.Pools())
 	limiter, err := svc.newLimiters(ctx, cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	svc.Metrics = metrics.New(db.Pools())
 	svc.Hasher = auth.NewHasher(runtime.NumCPU())
 	svc.Auth = auth.NewService(db, svc.Hasher, auth.Config{
 		AccessTTL:    cfg.TokenTTL,

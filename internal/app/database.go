@@ -13,7 +13,11 @@ import (
 // openDatabase opens and migrates the database of cfg, for the commands
 // that own the schema: serve, migrate and tenant create.
 func openDatabase(ctx context.Context, cfg config.Config, log *slog.Logger) (*store.DB, error) {
-	db, err := store.Open(ctx, cfg.Database)
+	opts := store.DefaultOptions()
+	// A statement never outlives the request that runs it: the server ends
+	// it even when the client can no longer.
+	opts.StatementTimeout = cfg.RequestTimeout
+	db, err := store.OpenWith(ctx, cfg.Database, opts)
 	if err != nil {
 		return nil, err
 	}

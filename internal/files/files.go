@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"time"
 
@@ -187,6 +188,9 @@ func (s *Service) Upload(ctx context.Context, caller auth.Principal, tenant stor
 		if mbe := (*http.MaxBytesError)(nil); errors.As(bodyErr.err, &mbe) {
 			return store.Upload{}, bodyErr.err
 		}
+		if errors.Is(bodyErr.err, os.ErrDeadlineExceeded) {
+			return store.Upload{}, fail(408, "body_timeout", "the request body stalled: no data arrived for too long")
+		}
 		return store.Upload{}, fail(400, "invalid_upload", "the file part cannot be read: "+bodyErr.err.Error())
 	case err != nil:
 		return store.Upload{}, fmt.Errorf("store upload: %w", err)
@@ -246,7 +250,11 @@ func (s *Service) Upload(ctx context.Context, caller auth.Principal, tenant stor
 // removeBlob deletes a stored file that no upload row names; a failure
 // leaves an orphan that Sweep removes later, never a lost upload.
 func (s *Service) removeBlob(key string) {
-	if err := s.fs.Delete(context.Background(), key); err != nil {
+	// Bounded: a frozen store must not hold the request; the sweep
+	// removes what this misses.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.fs.Delete(ctx, key); err != nil {
 		s.log.Warn("remove stored file", "key", key, "err", err)
 	}
 }

@@ -121,11 +121,14 @@ func (b *idleBody) Read(p []byte) (int, error) {
 		_ = b.rc.SetReadDeadline(time.Now().Add(b.idle))
 	}
 	n, err := b.ReadCloser.Read(p)
-	if err != nil {
+	switch {
+	case err == io.EOF:
 		b.lift()
-		if err != io.EOF {
-			err = &bodyError{err: err, timeout: errors.Is(err, os.ErrDeadlineExceeded)}
-		}
+	case err != nil:
+		// The deadline stays: the server reads on to discard the rest of a
+		// body the handler gave up on, and must not wait for it for ever.
+		b.done = true
+		err = &bodyError{err: err, timeout: errors.Is(err, os.ErrDeadlineExceeded)}
 	}
 	return n, err
 }

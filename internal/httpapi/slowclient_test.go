@@ -1,0 +1,282 @@
+package httpapi_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"planwerk/internal/config"
+	"planwerk/internal/store"
+	"planwerk/internal/testenv"
+)
+
+// seedRecords stores n records of resource for the tenant, each with a
+// pad attribute of size bytes, straight into the database.
+func seedRecords(t *testing.T, srv *testenv.Server, tenantID int64, resource string, n, size int) {
+	t.Helper()
+	db := srv.Service.DB
+	ctx := context.Background()
+	pad := strings.Repeat("x", size)
+	c := store.Collection{Table: "records", Resource: resource}
+	for start := 0; start < n; start += 500 {
+		err := db.Tx(ctx, func(q store.Querier) error {
+			for i := start; i < min(start+500, n); i++ {
+				id, err := db.NewID(ctx, q, tenantID)
+				if err != nil {
+					return err
+				}
+				if _, err := db.InsertRecord(ctx, q, tenantID, c, id, map[string]any{"name": fmt.Sprint("r", i), "pad": pad}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("seed %s: %v", resource, err)
+		}
+	}
+}
+
+// rawRequest opens a connection that sends one GET and reads at the
+// pace the caller chooses: a client on a slow link. A connection whose
+// client does not read takes only as much as the socket buffers hold.
+func rawRequest(t *testing.T, base, path string, hdr map[string]string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	var b strings.Builder
+	fmt.Fprintf(&b, "GET %s HTTP/1.1\r\nHost: %s\r\n", path, u.Host)
+	for k, v := range hdr {
+		fmt.Fprintf(&b, "%s: %s\r\n", k, v)
+	}
+	b.WriteString("\r\n")
+	if _, err := io.WriteString(c, b.String()); err != nil {
+		t.Fatal(err)
+	}
+	return c, bufio.NewReaderSize(c, 16)
+}
+
+// eventually polls cond until it holds, failing the test after limit.
+func eventually(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %s", limit, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// poolsInUse is the number of database connections in use.
+func poolsInUse(srv *testenv.Server) int {
+	n := 0
+	for _, p := range srv.Service.DB.Pools() {
+		n += p.Stats().InUse
+	}
+	return n
+}
+
+// TestSlowReadersHoldNothing: clients that read a big list slowly hold
+// neither a database connection nor (on SQLite) a read snapshot, so that
+// another tenant's reads, writes and /readyz go on as usual and the WAL
+// does not grow while they wait.
+func TestSlowReadersHoldNothing(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		srv := testenv.Start(t, b, func(c *config.Config) { c.WriteIdleTimeout = 10 * time.Minute })
+		acme, beta := srv.CreateTenant(t, "acme"), srv.CreateTenant(t, "beta")
+		// 20 MB: far more than the socket buffers of a stalled connection.
+		seedRecords(t, srv, acme.ID, "projects", 2000, 10<<10)
+		seedRecords(t, srv, beta.ID, "projects", 5, 100)
+		acmeAuth := map[string]string{"companyurl": "acme", "Authorization": "Bearer " + login(t, srv, acme).AccessToken}
+		betaAuth := map[string]string{"companyurl": "beta", "Authorization": "Bearer " + login(t, srv, beta).AccessToken}
+
+		// More stalled readers than the database has read connections.
+		const readers = 12
+		conns := make([]net.Conn, readers)
+		bufs := make([]*bufio.Reader, readers)
+		for i := range conns {
+			c, br := rawRequest(t, srv.URL, "/v1/projects?limit=50000", acmeAuth)
+			conns[i], bufs[i] = c, br
+			// The first byte of the answer: the list was read from the
+			// database and is being written. Then the reader stalls.
+			_ = c.SetReadDeadline(time.Now().Add(2 * time.Minute))
+			if _, err := br.Peek(1); err != nil {
+				t.Fatalf("reader %d: no answer: %v", i, err)
+			}
+		}
+		eventually(t, 30*time.Second, "database connections still in use by stalled readers", func() bool {
+			return poolsInUse(srv) == 0
+		})
+
+		// The other tenant reads and writes as usual; writes large enough
+		// that a held snapshot would make the WAL grow past them.
+		client := &http.Client{Timeout: 20 * time.Second}
+		do := func(method, path string, body io.Reader) int {
+			req, _ := http.NewRequest(method, srv.URL+path, body)
+			for k, v := range betaAuth {
+				req.Header.Set(k, v)
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatalf("%s %s while acme's readers stall: %v", method, path, err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		pad := strings.Repeat("y", 64<<10)
+		for i := 0; i < 400; i++ { // 25 MB of writes
+			if st := do(http.MethodPost, "/v1/projects", strings.NewReader(`{"name":"w","pad":"`+pad+`"}`)); st != http.StatusCreated {
+				t.Fatalf("write %d: %d", i, st)
+			}
+		}
+		for _, path := range []string{"/v1/projects", "/v1/projects?where=%7B%22name%22%3A%22r1%22%7D", "/v1/users/me", "/readyz"} {
+			if st := do(http.MethodGet, path, nil); st != http.StatusOK {
+				t.Errorf("GET %s while acme's readers stall: %d", path, st)
+			}
+		}
+		if b.Name == "sqlite" {
+			st, err := os.Stat(strings.TrimPrefix(srv.Config.Database, "sqlite:") + "-wal")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Size() > 16<<20 {
+				t.Errorf("WAL is %d MB after 25 MB of writes: a stalled reader holds a snapshot", st.Size()>>20)
+			}
+		}
+		// The stalled readers still get their whole answer.
+		for i, c := range conns {
+			_ = c.SetReadDeadline(time.Now().Add(2 * time.Minute))
+			resp, err := http.ReadResponse(bufs[i], nil)
+			if err != nil {
+				t.Fatalf("reader %d: %v", i, err)
+			}
+			var list []map[string]any
+			err = json.NewDecoder(resp.Body).Decode(&list)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusOK || len(list) != 2000 {
+				t.Errorf("reader %d: %d, %d records, %v; want the whole list", i, resp.StatusCode, len(list), err)
+			}
+			c.Close()
+		}
+	})
+}
+
+// TestWriteIdleTimeout: a client that takes no data for the write-idle
+// timeout is cut off; the answer it got is visibly incomplete.
+func TestWriteIdleTimeout(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		log := &testenv.SyncBuffer{}
+		srv := testenv.StartLogged(t, b, log, func(c *config.Config) { c.WriteIdleTimeout = 300 * time.Millisecond })
+		acme := srv.CreateTenant(t, "acme")
+		seedRecords(t, srv, acme.ID, "projects", 2000, 10<<10)
+		auth := map[string]string{"companyurl": "acme", "Authorization": "Bearer " + login(t, srv, acme).AccessToken}
+		c, br := rawRequest(t, srv.URL, "/v1/projects?limit=50000", auth)
+		_ = c.SetReadDeadline(time.Now().Add(time.Minute))
+		if _, err := br.Peek(1); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "the server does not give up on a client that reads nothing", func() bool {
+			return strings.Contains(log.String(), "client stopped reading a list")
+		})
+		// What was in the buffers arrives, then the cut: the body ends
+		// before its end.
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err == nil || n >= 20<<20 {
+			t.Errorf("the cut-off client read %d bytes, error %v; want a truncated answer", n, err)
+		}
+	})
+}
+
+// TestBodyStall: a request body that stops arriving is answered 408
+// after the idle timeout instead of holding the request open, for JSON
+// bodies and for uploads.
+func TestBodyStall(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		srv := testenv.Start(t, b, func(c *config.Config) { c.WriteIdleTimeout = 300 * time.Millisecond })
+		acme := srv.CreateTenant(t, "acme")
+		token := login(t, srv, acme).AccessToken
+		_, _, doc := call(t, http.MethodPost, srv.URL+"/v1/expenses", map[string]string{"companyurl": "acme", "Authorization": "Bearer " + token}, strings.NewReader(`{}`))
+		for _, c := range []struct {
+			name, method, path, contentType, head string
+		}{
+			{"record", http.MethodPost, "/v1/projects", "application/json", `{"name": "`},
+			{"upload", http.MethodPost, fmt.Sprintf("/v1/files/upload/expense/%v", doc["id"]), "multipart/form-data; boundary=XX",
+				"--XX\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n\r\nsome bytes"},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				u, _ := url.Parse(srv.URL)
+				conn, err := net.Dial("tcp", u.Host)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conn.Close()
+				fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: %s\r\ncompanyurl: acme\r\nAuthorization: Bearer %s\r\nContent-Type: %s\r\nContent-Length: 100000\r\n\r\n%s",
+					c.method, c.path, u.Host, token, c.contentType, c.head)
+				_ = conn.SetReadDeadline(time.Now().Add(time.Minute))
+				resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+				if err != nil {
+					t.Fatalf("no answer to a stalled body: %v", err)
+				}
+				raw, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(raw), "body_timeout") {
+					t.Errorf("stalled body: %d %s, want 408 body_timeout", resp.StatusCode, raw)
+				}
+			})
+		}
+		// Nothing was written.
+		for _, path := range []string{"/v1/projects", fmt.Sprintf("/v1/files/expense/%v", doc["id"])} {
+			status, raw := getRaw(t, srv.URL+path, map[string]string{"companyurl": "acme", "Authorization": "Bearer " + token})
+			if status != http.StatusOK || raw != "[]\n" {
+				t.Errorf("GET %s after stalled bodies: %d %s", path, status, raw)
+			}
+		}
+	})
+}
+
+
+
+// getRaw GETs a URL and returns the status and the body as text.
+func getRaw(t *testing.T, u string, hdr map[string]string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(raw)
+}
