@@ -1,7 +1,6 @@
 package filestore_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -407,7 +405,7 @@ func TestS3PutCutOff(t *testing.T) {
 // TestS3Full: a server whose disk is full answers uploads, small and
 // multipart, with "full", and leaves nothing behind.
 func TestS3Full(t *testing.T) {
-	spec, _ := testenv.S3At(t, smallDisk(t, "4m"))
+	spec, _ := testenv.S3At(t, testenv.SmallDisk(t, "4m"))
 	fs := open(t, spec)
 	for _, size := range []int64{6 << 20, bigFile} {
 		key := fmt.Sprintf("t1/u%d-full", size)
@@ -416,23 +414,6 @@ func TestS3Full(t *testing.T) {
 		wantNothingLeft(t, spec, key)
 	}
 	put(t, fs, "t1/u1-small", strings.NewReader("fits"))
-}
-
-// smallDisk mounts a file system of size (mount's -o size=) for the test,
-// or skips the test when this process may not mount one.
-func smallDisk(t *testing.T, size string) string {
-	t.Helper()
-	dir := t.TempDir()
-	out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput()
-	if err != nil {
-		t.Skipf("cannot mount a %s tmpfs to fill up (%v: %s): a full disk is not tested", size, err, bytes.TrimSpace(out))
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-	return dir
 }
 
 // temporaryFiles lists the unfinished writes in a folder store.
@@ -476,7 +457,7 @@ func TestFolderPutFails(t *testing.T) {
 // TestFolderFull: a file bigger than the disk's free space fails as
 // "full" and leaves no temporary file; FreeBytes sees the space.
 func TestFolderFull(t *testing.T) {
-	root := smallDisk(t, "2m")
+	root := testenv.SmallDisk(t, "2m")
 	fs := open(t, root)
 	sr, ok := fs.(filestore.SpaceReporter)
 	if !ok {

@@ -1,16 +1,11 @@
 package testenv
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 )
 
 // versitygwPath finds the versitygw binary: on PATH, or where `go install`
@@ -44,47 +39,8 @@ func versitygwPath() (string, error) {
 // skipped, except under CI, where it fails.
 func S3(t testing.TB) string {
 	t.Helper()
-	bin, err := versitygwPath()
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err.Error() + ": S3 run skipped")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	const access, secret = "planwerk-test", "planwerk-test-secret"
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "--access", access, "--secret", secret, "--port", addr, "posix", t.TempDir())
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatalf("start versitygw: %v", err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
-	})
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("versitygw does not answer on %s", addr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Setenv("AWS_ACCESS_KEY_ID", access)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return fmt.Sprintf("s3://planwerk-%s?endpoint=%s&region=us-east-1&secure=false", hex.EncodeToString(b), addr)
+	spec, _ := S3At(t, t.TempDir())
+	return spec
 }
 
 // FileBackend names a file store to test on.
