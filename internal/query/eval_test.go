@@ -925,11 +925,13 @@ func TestManyValues(t *testing.T) {
 	for i := range query.MaxValues {
 		declFilter.Add("createdAt", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i).Format(time.DateOnly))
 	}
+	// As many keys as a request may read, holding as many values as it may.
+	keyValues := many(query.MaxValues/query.MaxAttributes, strconv.Itoa)
 	cases := map[string]url.Values{
 		"in numbers":   w(`{"n":{"in":[` + many(query.MaxValues, func(i int) string { return strconv.Itoa(i - 5) }) + `]}}`),
 		"nin strings":  w(`{"name":{"nin":[` + many(query.MaxValues, func(i int) string { return strconv.Quote(strPool[i%len(strPool)] + strconv.Itoa(i/len(strPool))) }) + `]}}`),
 		"in ids":       w(`{"id":[` + many(query.MaxValues, strconv.Itoa) + `]}`),
-		"many keys":    w(`{` + many(query.MaxValues, func(i int) string { return fmt.Sprintf(`"k%d":{"!=":%d}`, i, i) }) + `}`),
+		"many keys":    w(`{` + many(query.MaxAttributes, func(i int) string { return fmt.Sprintf(`"k%d":{"nin":[%s]}`, i, keyValues) }) + `}`),
 		"or of many":   w(`{"or":[` + many(query.MaxValues, func(i int) string { return fmt.Sprintf(`{"n":%d}`, i-5) }) + `]}`),
 		"loose filter": filter,
 		"day filter":   declFilter,

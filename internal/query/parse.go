@@ -42,7 +42,9 @@ func Parse(params url.Values, s Schema) (*Query, error) {
 		if len(where) != 1 {
 			return nil, errorf("where", "give where once")
 		}
-		q.Where, err = p.parseWhere(where[0])
+		if q.Where, err = p.parseWhere(where[0]); err == nil {
+			err = checkCost(q.Where)
+		}
 	} else {
 		q.Where, err = p.parseFilters(params)
 	}
@@ -50,6 +52,41 @@ func Parse(params url.Values, s Schema) (*Query, error) {
 		return nil, err
 	}
 	return q, nil
+}
+
+// checkCost refuses where criteria whose evaluation on each record costs
+// more than the limits allow. Parsing bounds the depth and the values;
+// this bounds the work: conditions, and attributes to take out of the
+// document.
+func checkCost(n Node) error {
+	conds := 0
+	open := map[string]bool{}
+	var walk func(Node)
+	walk = func(n Node) {
+		switch n := n.(type) {
+		case *And:
+			for _, t := range n.Terms {
+				walk(t)
+			}
+		case *Or:
+			for _, t := range n.Terms {
+				walk(t)
+			}
+		case *Cond:
+			conds++
+			if n.Field.open() {
+				open[n.Field.Name] = true
+			}
+		}
+	}
+	walk(simplify(n))
+	if conds > MaxConditions {
+		return errorf("where", "the criteria hold %d conditions; at most %d are allowed (equalities and in-lists of one attribute within an or count as one)", conds, MaxConditions)
+	}
+	if len(open) > MaxAttributes {
+		return errorf("where", "the criteria read %d undeclared attributes; at most %d are allowed", len(open), MaxAttributes)
+	}
+	return nil
 }
 
 func intParam(params url.Values, name string, def int) (int, error) {
@@ -139,10 +176,18 @@ func (p *parser) parseFilters(params url.Values) (Node, error) {
 		byName[name] = append(byName[name], params[k]...)
 	}
 	and := &And{}
+	open := 0
 	for _, name := range order {
 		f, err := p.field(name, name)
 		if err != nil {
 			return nil, err
+		}
+		if f.open() {
+			// Each filter is one condition; declared attributes are as
+			// many as the schema has.
+			if open++; open > MaxAttributes {
+				return nil, errorf(name, "too many attributes: at most %d undeclared attributes in one request", MaxAttributes)
+			}
 		}
 		c := &Cond{Field: f, Op: Eq}
 		for _, raw := range byName[name] {

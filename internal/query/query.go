@@ -76,6 +76,15 @@ const (
 	MaxWhereLen  = 64 << 10 // bytes of the where parameter
 	MaxValues    = 2000     // values in all criteria of one request
 	MaxSortKeys  = 8
+	// MaxConditions bounds the comparisons in the criteria of one request:
+	// each is evaluated on every record the scope holds. The equalities and
+	// in-lists of one attribute within an or count as one, since they
+	// compile to one membership test.
+	MaxConditions = 128
+	// MaxAttributes bounds the distinct undeclared attributes that the
+	// criteria of one request read: each is taken out of every record's
+	// document.
+	MaxAttributes = 32
 )
 
 // Op is a comparison.

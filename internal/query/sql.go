@@ -35,63 +35,90 @@ func (s *SQL) String() string { return s.b.String() }
 // JSON document); declared fields with a Column are read from it, all
 // others from doc.
 type Dialect interface {
-	// Where writes a boolean SQL expression for n (nil: true).
+	// Where writes a boolean SQL expression for n (nil: true) that reads
+	// the document itself wherever it needs an attribute.
 	Where(s *SQL, n Node)
 	// OrderBy writes the ORDER BY list for keys; id always breaks ties.
 	OrderBy(s *SQL, keys []SortKey)
+	// Select writes a whole statement reading records, in which each
+	// attribute the criteria and sort keys need is taken out of the
+	// document once per row.
+	Select(s *SQL, sel Select)
 }
 
 // For returns the dialect of an engine: "sqlite" or "postgres".
 func For(engine string) Dialect {
 	if engine == "postgres" {
-		return compiler{postgresExprs{}}
+		return compiler{e: postgresExprs{}}
 	}
-	return compiler{sqliteExprs{}}
+	return compiler{e: sqliteExprs{}}
 }
+
+// ref is the SQL that reads one attribute of a record's document: two
+// expressions whose meaning is the engine's. PostgreSQL: the jsonb value
+// (NULL when missing) and its text. SQLite: the JSON type and the value.
+type ref struct{ a, b string }
 
 // exprs is what differs between the engines.
 type exprs interface {
-	// declared is the typed expression of a declared field.
-	declared(f Field) string
+	// inline reads an open attribute out of the document where it is
+	// used; the name is bound.
+	inline(s *SQL, name string) ref
+	// direct reads a declared attribute out of the document with the
+	// expressions its indexes are built on.
+	direct(f Field) ref
+	// hoisted reads attribute i of the row's extraction (see rows).
+	hoisted(i int) ref
+	// rows writes the FROM clause, " WHERE ", filter, and what the rest of
+	// the condition is joined on; names are the attributes to take out of
+	// each row's document once. order, when not nil, writes an ORDER BY
+	// clause on the table's own columns, the order the rows are wanted in.
+	rows(s *SQL, table string, names []string, filter, order func())
+	// declared is the typed value of a declared attribute.
+	declared(r ref, t Type) string
 	// param binds a value with the type the engine needs to see.
 	param(s *SQL, v Value) string
-	// open-attribute expressions for the JSON path/key placeholder p.
-	isNull(p string) string
-	isType(p string, k Kind) string // the attribute holds a JSON value of kind k
-	text(p string) string           // the attribute's string value
-	num(p string) string            // the attribute's numeric value, NULL unless a number
-	isBool(p string, b bool) string
-	openPath(s *SQL, name string) string
+	// in tests x against values that bind as one SQL type (see byBind).
+	in(s *SQL, x string, vs []Value) string
+	isNull(r ref) string
+	isType(r ref, k Kind) string // the attribute holds a JSON value of kind k
+	text(r ref) string           // the attribute's string value
+	num(r ref) string            // the attribute's numeric value, NULL unless a number
+	isBool(r ref, b bool) string
 	// textOf is the text form of a declared expression.
 	textOf(expr string, t Type) string
 	startsWith(x, v string) string
 	endsWith(x, v string) string
 	contains(x, v string) string
-	sortBool(p string) string
+	sortBool(r ref) string
 	nulls(d Direction) string
 }
 
-type compiler struct{ e exprs }
+// compiler writes criteria and sort keys. Without a plan every condition
+// reads the document itself; with one, attributes come from the row's
+// extraction.
+type compiler struct {
+	e exprs
+	p *plan
+}
 
 func (c compiler) Where(s *SQL, n Node) {
-	if n == nil {
-		s.Write("(1=1)")
-		return
-	}
-	c.node(s, n)
+	c.node(s, simplify(n))
 }
 
 func (c compiler) node(s *SQL, n Node) {
 	switch n := n.(type) {
+	case nil:
+		s.Write("(1=1)")
 	case *And:
 		c.group(s, n.Terms, " AND ", "(1=1)")
 	case *Or:
 		c.group(s, n.Terms, " OR ", "(1=0)")
 	case *Cond:
-		if n.Field.Column != "" || (n.Field.Type != 0 && n.Field.Type != Any) {
-			c.declaredCond(s, n)
-		} else {
+		if n.Field.open() {
 			c.openCond(s, n)
+		} else {
+			c.declaredCond(s, n)
 		}
 	}
 }
@@ -126,35 +153,44 @@ func balanced(s *SQL, n int, sep string, term func(i int)) {
 	half(0, n)
 }
 
+// anyOf writes the disjunction of terms; none is false.
+func anyOf(s *SQL, terms []string) {
+	if len(terms) == 0 {
+		s.Write("(1=0)")
+		return
+	}
+	balanced(s, len(terms), " OR ", func(i int) { s.Write(terms[i]) })
+}
+
+// open returns how to read an open attribute.
+func (c compiler) open(s *SQL, name string) ref {
+	if i, ok := c.p.slot(name); ok {
+		return c.e.hoisted(i)
+	}
+	return c.e.inline(s, name)
+}
+
+// expr is the typed expression of a declared field in a condition.
 func (c compiler) expr(f Field) string {
 	if f.Column != "" {
 		return f.Column
 	}
-	return c.e.declared(f)
+	if i, ok := c.p.slot(f.Name); ok {
+		return c.e.declared(c.e.hoisted(i), f.Type)
+	}
+	return c.e.declared(c.e.direct(f), f.Type)
 }
 
 // declaredCond compares a typed column or document attribute.
 func (c compiler) declaredCond(s *SQL, n *Cond) {
 	x := c.expr(n.Field)
 	switch n.Op {
-	case Eq:
-		c.declaredEq(s, x, n.Field, n.Values[0])
-	case Ne:
+	case Eq, In:
+		c.declaredIn(s, x, n.Field, n.Values)
+	case Ne, Nin:
 		s.Write("NOT COALESCE(")
-		c.declaredEq(s, x, n.Field, n.Values[0])
+		c.declaredIn(s, x, n.Field, n.Values)
 		s.Write(", FALSE)")
-	case In, Nin:
-		if n.Op == Nin {
-			s.Write("NOT COALESCE(")
-		}
-		if len(n.Values) == 0 {
-			s.Write("(1=0)")
-		} else {
-			balanced(s, len(n.Values), " OR ", func(i int) { c.declaredEq(s, x, n.Field, n.Values[i]) })
-		}
-		if n.Op == Nin {
-			s.Write(", FALSE)")
-		}
 	case Lt, Le, Gt, Ge:
 		v := n.Values[0]
 		if n.Field.Type == Timestamp && isDay(v.Str) {
@@ -166,19 +202,63 @@ func (c compiler) declaredCond(s *SQL, n *Cond) {
 	}
 }
 
-func (c compiler) declaredEq(s *SQL, x string, f Field, v Value) {
-	switch {
-	case v.Kind == KindNull:
-		s.Write("(", x, " IS NULL)")
-	case f.Type == Timestamp && isDay(v.Str):
-		// A day matches the whole UTC day.
-		day, _ := time.Parse(time.DateOnly, v.Str)
-		next := day.AddDate(0, 0, 1).Format(time.DateOnly)
-		s.Write("(", x, " >= ", c.e.param(s, Value{Kind: KindString, Str: v.Str}),
-			" AND ", x, " < ", c.e.param(s, Value{Kind: KindString, Str: next}), ")")
-	default:
-		s.Write("(", x, " = ", c.e.param(s, v), ")")
+// declaredIn matches any of the values: null is a missing value, a day
+// matches the whole UTC day of a timestamp, and the other values are one
+// membership test per kind.
+func (c compiler) declaredIn(s *SQL, x string, f Field, vs []Value) {
+	var terms []string
+	var rest []Value
+	null := false
+	for _, v := range vs {
+		switch {
+		case v.Kind == KindNull:
+			null = true
+		case f.Type == Timestamp && isDay(v.Str):
+			terms = append(terms, c.day(s, x, v.Str))
+		default:
+			rest = append(rest, v)
+		}
 	}
+	if null {
+		terms = append([]string{"(" + x + " IS NULL)"}, terms...)
+	}
+	for _, g := range byBind(rest) {
+		terms = append(terms, c.e.in(s, x, g))
+	}
+	anyOf(s, terms)
+}
+
+// day matches the timestamps of one UTC day.
+func (c compiler) day(s *SQL, x, day string) string {
+	d, _ := time.Parse(time.DateOnly, day)
+	next := d.AddDate(0, 0, 1).Format(time.DateOnly)
+	return "(" + x + " >= " + c.e.param(s, Value{Kind: KindString, Str: day}) +
+		" AND " + x + " < " + c.e.param(s, Value{Kind: KindString, Str: next}) + ")"
+}
+
+// byBind groups values that bind as one SQL type: whole numbers,
+// other numbers, strings, booleans.
+func byBind(vs []Value) [][]Value {
+	var ints, floats, strs, bools []Value
+	for _, v := range vs {
+		switch {
+		case v.Kind == KindNumber && v.IsInt:
+			ints = append(ints, v)
+		case v.Kind == KindNumber:
+			floats = append(floats, v)
+		case v.Kind == KindString:
+			strs = append(strs, v)
+		case v.Kind == KindBool:
+			bools = append(bools, v)
+		}
+	}
+	var out [][]Value
+	for _, g := range [][]Value{ints, floats, strs, bools} {
+		if len(g) > 0 {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 func (c compiler) textOp(s *SQL, op Op, x string, v Value) {
@@ -206,67 +286,78 @@ func (c compiler) openCond(s *SQL, n *Cond) {
 		}
 		return
 	}
-	p := c.e.openPath(s, n.Field.Name)
+	r := c.open(s, n.Field.Name)
 	switch n.Op {
-	case Eq:
-		c.openEq(s, p, n.Values[0])
-	case Ne:
+	case Eq, In:
+		c.openIn(s, r, n.Values)
+	case Ne, Nin:
 		s.Write("NOT COALESCE(")
-		c.openEq(s, p, n.Values[0])
+		c.openIn(s, r, n.Values)
 		s.Write(", FALSE)")
-	case In, Nin:
-		if n.Op == Nin {
-			s.Write("NOT COALESCE(")
-		}
-		balanced(s, len(n.Values), " OR ", func(i int) { c.openEq(s, p, n.Values[i]) })
-		if n.Op == Nin {
-			s.Write(", FALSE)")
-		}
 	case Lt, Le, Gt, Ge:
 		v := n.Values[0]
 		if v.Kind == KindNumber {
-			s.Write("(", c.e.num(p), " ", string(n.Op), " ", c.e.param(s, v), ")")
+			s.Write("(", c.e.num(r), " ", string(n.Op), " ", c.e.param(s, v), ")")
 		} else {
-			s.Write("(", c.e.isType(p, KindString), " AND ", c.e.text(p), " ", string(n.Op), " ", c.e.param(s, v), ")")
+			s.Write("(", c.e.isType(r, KindString), " AND ", c.e.text(r), " ", string(n.Op), " ", c.e.param(s, v), ")")
 		}
 	case StartsWith, EndsWith, Contains:
-		s.Write("(", c.e.isType(p, KindString), " AND ")
-		c.textOp(s, n.Op, c.e.text(p), n.Values[0])
+		s.Write("(", c.e.isType(r, KindString), " AND ")
+		c.textOp(s, n.Op, c.e.text(r), n.Values[0])
 		s.Write(")")
 	}
 }
 
-func (c compiler) openEq(s *SQL, p string, v Value) {
-	switch v.Kind {
-	case KindNull:
-		s.Write(c.e.isNull(p))
-	case KindBool:
-		s.Write(c.e.isBool(p, v.Bool))
-	case KindNumber:
-		s.Write("(", c.e.num(p), " = ", c.e.param(s, v), ")")
-	case KindString:
-		if !v.Loose {
-			s.Write("(", c.e.isType(p, KindString), " AND ", c.e.text(p), " = ", c.e.param(s, v), ")")
-			return
+// openIn matches an open attribute holding any of the values. A value
+// matches only stored values of its own JSON kind; a plain query
+// parameter (Loose) also the number or boolean it spells. The values of
+// one kind are one membership test, however many there are.
+func (c compiler) openIn(s *SQL, r ref, vs []Value) {
+	var nums, strs []Value
+	var null, isTrue, isFalse bool
+	for _, v := range vs {
+		switch v.Kind {
+		case KindNull:
+			null = true
+		case KindBool:
+			isTrue, isFalse = isTrue || v.Bool, isFalse || !v.Bool
+		case KindNumber:
+			nums = append(nums, v)
+		case KindString:
+			strs = append(strs, Value{Kind: KindString, Str: v.Str})
+			if !v.Loose {
+				continue
+			}
+			if num, err := number(Field{}, v.Str); err == nil {
+				nums = append(nums, num)
+			}
+			isTrue, isFalse = isTrue || v.Str == "true", isFalse || v.Str == "false"
 		}
-		// A plain query parameter: the stored string, or the number or
-		// boolean it spells.
-		s.Write("((", c.e.isType(p, KindString), " AND ", c.e.text(p), " = ", c.e.param(s, Value{Kind: KindString, Str: v.Str}), ")")
-		if num, err := number(Field{}, v.Str); err == nil {
-			s.Write(" OR (", c.e.num(p), " = ", c.e.param(s, num), ")")
-		}
-		if v.Str == "true" || v.Str == "false" {
-			s.Write(" OR ", c.e.isBool(p, v.Str == "true"))
-		}
-		s.Write(")")
 	}
+	var terms []string
+	if null {
+		terms = append(terms, c.e.isNull(r))
+	}
+	if isFalse {
+		terms = append(terms, c.e.isBool(r, false))
+	}
+	if isTrue {
+		terms = append(terms, c.e.isBool(r, true))
+	}
+	for _, g := range byBind(nums) {
+		terms = append(terms, c.e.in(s, c.e.num(r), g))
+	}
+	if len(strs) > 0 {
+		terms = append(terms, "("+c.e.isType(r, KindString)+" AND "+c.e.in(s, c.e.text(r), strs)+")")
+	}
+	anyOf(s, terms)
 }
 
 // sortRank orders open attributes by kind: missing or null, numbers,
 // strings, booleans, others.
-func (c compiler) sortRank(p string) string {
-	return "(CASE WHEN " + c.e.isNull(p) + " THEN 0 WHEN " + c.e.isType(p, KindNumber) + " THEN 1 WHEN " +
-		c.e.isType(p, KindString) + " THEN 2 WHEN " + c.e.isType(p, KindBool) + " THEN 3 ELSE 4 END)"
+func (c compiler) sortRank(r ref) string {
+	return "(CASE WHEN " + c.e.isNull(r) + " THEN 0 WHEN " + c.e.isType(r, KindNumber) + " THEN 1 WHEN " +
+		c.e.isType(r, KindString) + " THEN 2 WHEN " + c.e.isType(r, KindBool) + " THEN 3 ELSE 4 END)"
 }
 
 func (c compiler) OrderBy(s *SQL, keys []SortKey) {
@@ -279,20 +370,26 @@ func (c compiler) OrderBy(s *SQL, keys []SortKey) {
 		if k.Dir == Desc {
 			dir = " DESC"
 		}
-		if k.Field.Column != "" || (k.Field.Type != 0 && k.Field.Type != Any) {
+		if !k.Field.open() {
 			if k.Field.Column == "id" {
 				hasID = true
 			}
-			s.Write(c.expr(k.Field), dir, c.e.nulls(k.Dir))
+			// Declared attributes sort by the expressions of their
+			// indexes, which may then deliver the rows in order.
+			x := k.Field.Column
+			if x == "" {
+				x = c.e.declared(c.e.direct(k.Field), k.Field.Type)
+			}
+			s.Write(x, dir, c.e.nulls(k.Dir))
 			continue
 		}
 		// Open attributes sort by kind (missing/null, numbers, strings,
 		// booleans, others), then by value within the kind.
-		p := c.e.openPath(s, k.Field.Name)
-		s.Write(c.sortRank(p), dir, ", ",
-			c.e.num(p), dir, c.e.nulls(k.Dir), ", ",
-			"CASE WHEN ", c.e.isType(p, KindString), " THEN ", c.e.text(p), " END", dir, c.e.nulls(k.Dir), ", ",
-			c.e.sortBool(p), dir, c.e.nulls(k.Dir))
+		r := c.open(s, k.Field.Name)
+		s.Write(c.sortRank(r), dir, ", ",
+			c.e.num(r), dir, c.e.nulls(k.Dir), ", ",
+			"CASE WHEN ", c.e.isType(r, KindString), " THEN ", c.e.text(r), " END", dir, c.e.nulls(k.Dir), ", ",
+			c.e.sortBool(r), dir, c.e.nulls(k.Dir))
 	}
 	if !hasID {
 		if len(keys) > 0 {
@@ -305,9 +402,50 @@ func (c compiler) OrderBy(s *SQL, keys []SortKey) {
 // sqliteExprs reads documents with SQLite's JSON functions.
 type sqliteExprs struct{}
 
-func (sqliteExprs) declared(f Field) string {
-	return "json_extract(doc, '$." + f.Name + "')"
+func (sqliteExprs) inline(s *SQL, name string) ref {
+	p := s.Arg(`$."` + name + `"`)
+	return ref{"json_type(doc, " + p + ")", "json_extract(doc, " + p + ")"}
 }
+
+func (sqliteExprs) direct(f Field) ref {
+	return ref{"json_type(doc, '$." + f.Name + "')", "json_extract(doc, '$." + f.Name + "')"}
+}
+
+func (sqliteExprs) hoisted(i int) ref {
+	n := strconv.Itoa(i)
+	return ref{"x.t" + n, "x.v" + n}
+}
+
+// rows reads the attributes in a subquery, which SQLite runs as a
+// co-routine: each JSON function then parses the document once per row,
+// and the conditions compare the stored results. OFFSET keeps SQLite
+// from flattening the subquery into the statement (which would copy the
+// function calls back into every condition), and LIMIT from pushing the
+// conditions down into it. The filter stays inside, where the indexes
+// are; so does an order by columns, which an index may deliver and which
+// SQLite then knows it need not sort again.
+func (sqliteExprs) rows(s *SQL, table string, names []string, filter, order func()) {
+	if len(names) == 0 {
+		s.Write(table, " WHERE ")
+		filter()
+		s.Write(" AND ")
+		return
+	}
+	s.Write("(SELECT *")
+	for i, name := range names {
+		p := s.Arg(`$."` + name + `"`)
+		n := strconv.Itoa(i)
+		s.Write(", json_type(doc, ", p, ") AS t", n, ", json_extract(doc, ", p, ") AS v", n)
+	}
+	s.Write(" FROM ", table, " WHERE ")
+	filter()
+	if order != nil {
+		order()
+	}
+	s.Write(" LIMIT -1 OFFSET 0) AS x WHERE ")
+}
+
+func (sqliteExprs) declared(r ref, _ Type) string { return r.b }
 
 func (sqliteExprs) param(s *SQL, v Value) string {
 	switch v.Kind {
@@ -324,35 +462,49 @@ func (sqliteExprs) param(s *SQL, v Value) string {
 	return "NULL"
 }
 
-func (sqliteExprs) openPath(s *SQL, name string) string {
-	return s.Arg(`$."` + name + `"`)
+// in writes an IN list: SQLite looks a list up in an index of its own,
+// built once per statement.
+func (e sqliteExprs) in(s *SQL, x string, vs []Value) string {
+	if len(vs) == 1 {
+		return "(" + x + " = " + e.param(s, vs[0]) + ")"
+	}
+	var b strings.Builder
+	b.WriteString("(" + x + " IN (")
+	for i, v := range vs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(e.param(s, v))
+	}
+	b.WriteString("))")
+	return b.String()
 }
 
-func (sqliteExprs) isNull(p string) string {
-	return "(json_type(doc, " + p + ") IS NULL OR json_type(doc, " + p + ") = 'null')"
+func (sqliteExprs) isNull(r ref) string {
+	return "(" + r.a + " IS NULL OR " + r.a + " = 'null')"
 }
 
-func (sqliteExprs) isType(p string, k Kind) string {
+func (sqliteExprs) isType(r ref, k Kind) string {
 	switch k {
 	case KindString:
-		return "(json_type(doc, " + p + ") = 'text')"
+		return "(" + r.a + " = 'text')"
 	case KindNumber:
-		return "(json_type(doc, " + p + ") IN ('integer', 'real'))"
+		return "(" + r.a + " IN ('integer', 'real'))"
 	}
-	return "(json_type(doc, " + p + ") IN ('true', 'false'))"
+	return "(" + r.a + " IN ('true', 'false'))"
 }
 
-func (sqliteExprs) text(p string) string { return "json_extract(doc, " + p + ")" }
+func (sqliteExprs) text(r ref) string { return r.b }
 
-func (e sqliteExprs) num(p string) string {
-	return "(CASE WHEN " + e.isType(p, KindNumber) + " THEN json_extract(doc, " + p + ") END)"
+func (e sqliteExprs) num(r ref) string {
+	return "(CASE WHEN " + e.isType(r, KindNumber) + " THEN " + r.b + " END)"
 }
 
-func (sqliteExprs) isBool(p string, b bool) string {
+func (sqliteExprs) isBool(r ref, b bool) string {
 	if b {
-		return "(json_type(doc, " + p + ") = 'true')"
+		return "(" + r.a + " = 'true')"
 	}
-	return "(json_type(doc, " + p + ") = 'false')"
+	return "(" + r.a + " = 'false')"
 }
 
 func (sqliteExprs) textOf(x string, t Type) string {
@@ -379,8 +531,8 @@ func (sqliteExprs) endsWith(x, v string) string {
 
 func (sqliteExprs) contains(x, v string) string { return "(instr(" + x + ", " + v + ") > 0)" }
 
-func (sqliteExprs) sortBool(p string) string {
-	return "(CASE json_type(doc, " + p + ") WHEN 'false' THEN 0 WHEN 'true' THEN 1 END)"
+func (sqliteExprs) sortBool(r ref) string {
+	return "(CASE " + r.a + " WHEN 'false' THEN 0 WHEN 'true' THEN 1 END)"
 }
 
 func (sqliteExprs) nulls(d Direction) string {
@@ -394,19 +546,56 @@ func (sqliteExprs) nulls(d Direction) string {
 // collation, byte-wise, as on SQLite.
 type postgresExprs struct{}
 
+func (postgresExprs) inline(s *SQL, name string) ref {
+	p := s.Arg(name) + "::text"
+	return ref{"(doc -> " + p + ")", "(doc ->> " + p + ")"}
+}
+
+func (postgresExprs) direct(f Field) ref {
+	return ref{"(doc -> '" + f.Name + "')", "(doc ->> '" + f.Name + "')"}
+}
+
+func (postgresExprs) hoisted(i int) ref {
+	a := "x.a" + strconv.Itoa(i)
+	return ref{a, "(" + a + " #>> '{}')"}
+}
+
+// rows takes the attributes out of the document in a lateral subquery,
+// once per row. A document larger than about 2 KB is stored compressed
+// and out of line (TOAST), and every operator applied to the column
+// fetches and decompresses all of it again; the subquery y does that once
+// (jsonb || '{}' returns its left operand as it was read), and x looks
+// each attribute up once in the result. OFFSET 0 keeps the planner from
+// pulling the subqueries up, which would copy the expressions back into
+// every condition.
+func (postgresExprs) rows(s *SQL, table string, names []string, filter, _ func()) {
+	s.Write(table)
+	if len(names) > 0 {
+		s.Write(" CROSS JOIN LATERAL (SELECT ")
+		for i, name := range names {
+			if i > 0 {
+				s.Write(", ")
+			}
+			s.Write("y.d -> ", s.Arg(name), "::text AS a", strconv.Itoa(i))
+		}
+		s.Write(" FROM (SELECT ", table, ".doc || '{}'::jsonb AS d OFFSET 0) AS y OFFSET 0) AS x")
+	}
+	s.Write(" WHERE ")
+	filter()
+	s.Write(" AND ")
+}
+
 // declared casts only values of the right JSON type: another resource in
 // the same table may hold a string under the same name, and PostgreSQL
 // does not promise to test the resource before the cast.
-func (postgresExprs) declared(f Field) string {
-	a := "(doc ->> '" + f.Name + "')"
-	typeIs := func(t string) string { return "jsonb_typeof(doc -> '" + f.Name + "') = '" + t + "'" }
-	switch f.Type {
+func (postgresExprs) declared(r ref, t Type) string {
+	switch t {
 	case Integer, Number:
-		return "(CASE WHEN " + typeIs("number") + " THEN " + a + "::numeric END)"
+		return "(CASE WHEN jsonb_typeof(" + r.a + ") = 'number' THEN " + r.b + "::numeric END)"
 	case Boolean:
-		return "(CASE WHEN " + typeIs("boolean") + " THEN " + a + "::boolean END)"
+		return "(CASE WHEN jsonb_typeof(" + r.a + ") = 'boolean' THEN " + r.b + "::boolean END)"
 	}
-	return "(" + a + ` COLLATE "C")`
+	return "(" + r.b + ` COLLATE "C")`
 }
 
 func (postgresExprs) param(s *SQL, v Value) string {
@@ -424,35 +613,61 @@ func (postgresExprs) param(s *SQL, v Value) string {
 	return "NULL"
 }
 
-func (postgresExprs) openPath(s *SQL, name string) string { return s.Arg(name) + "::text" }
-
-func (postgresExprs) isNull(p string) string {
-	return "(doc -> " + p + " IS NULL OR jsonb_typeof(doc -> " + p + ") = 'null')"
+// in binds several values as one array: = ANY compares with the same
+// operator as = does with each of them.
+func (e postgresExprs) in(s *SQL, x string, vs []Value) string {
+	if len(vs) == 1 {
+		return "(" + x + " = " + e.param(s, vs[0]) + ")"
+	}
+	var arr string
+	switch v := vs[0]; {
+	case v.Kind == KindNumber && v.IsInt:
+		arr = s.Arg(collect(vs, func(v Value) int64 { return v.Int })) + "::bigint[]"
+	case v.Kind == KindNumber:
+		arr = s.Arg(collect(vs, func(v Value) float64 { return v.Num })) + "::float8[]"
+	case v.Kind == KindBool:
+		arr = s.Arg(collect(vs, func(v Value) bool { return v.Bool })) + "::boolean[]"
+	default:
+		arr = s.Arg(collect(vs, func(v Value) string { return v.Str })) + "::text[]"
+	}
+	return "(" + x + " = ANY(" + arr + "))"
 }
 
-func (postgresExprs) isType(p string, k Kind) string {
+func collect[T any](vs []Value, f func(Value) T) []T {
+	out := make([]T, len(vs))
+	for i, v := range vs {
+		out[i] = f(v)
+	}
+	return out
+}
+
+func (postgresExprs) isNull(r ref) string {
+	return "(" + r.a + " IS NULL OR jsonb_typeof(" + r.a + ") = 'null')"
+}
+
+func (postgresExprs) isType(r ref, k Kind) string {
 	switch k {
 	case KindString:
-		return "(jsonb_typeof(doc -> " + p + ") = 'string')"
+		return "(jsonb_typeof(" + r.a + ") = 'string')"
 	case KindNumber:
-		return "(jsonb_typeof(doc -> " + p + ") = 'number')"
+		return "(jsonb_typeof(" + r.a + ") = 'number')"
 	}
-	return "(jsonb_typeof(doc -> " + p + ") = 'boolean')"
+	return "(jsonb_typeof(" + r.a + ") = 'boolean')"
 }
 
-func (postgresExprs) text(p string) string { return "((doc ->> " + p + `) COLLATE "C")` }
+func (postgresExprs) text(r ref) string { return "(" + r.b + ` COLLATE "C")` }
 
 // num guards the cast with CASE: PostgreSQL does not promise to evaluate
 // AND terms in order.
-func (postgresExprs) num(p string) string {
-	return "(CASE WHEN jsonb_typeof(doc -> " + p + ") = 'number' THEN (doc ->> " + p + ")::numeric END)"
+func (postgresExprs) num(r ref) string {
+	return "(CASE WHEN jsonb_typeof(" + r.a + ") = 'number' THEN " + r.b + "::numeric END)"
 }
 
-func (postgresExprs) isBool(p string, b bool) string {
+func (postgresExprs) isBool(r ref, b bool) string {
 	if b {
-		return "(doc -> " + p + " = 'true'::jsonb)"
+		return "(" + r.a + " = 'true'::jsonb)"
 	}
-	return "(doc -> " + p + " = 'false'::jsonb)"
+	return "(" + r.a + " = 'false'::jsonb)"
 }
 
 func (postgresExprs) textOf(x string, t Type) string {
@@ -473,8 +688,8 @@ func (postgresExprs) endsWith(x, v string) string {
 
 func (postgresExprs) contains(x, v string) string { return "(strpos(" + x + ", " + v + ") > 0)" }
 
-func (postgresExprs) sortBool(p string) string {
-	return "(CASE WHEN doc -> " + p + " = 'false'::jsonb THEN 0 WHEN doc -> " + p + " = 'true'::jsonb THEN 1 END)"
+func (postgresExprs) sortBool(r ref) string {
+	return "(CASE WHEN " + r.a + " = 'false'::jsonb THEN 0 WHEN " + r.a + " = 'true'::jsonb THEN 1 END)"
 }
 
 func (postgresExprs) nulls(d Direction) string {

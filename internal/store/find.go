@@ -15,11 +15,13 @@ func (db *DB) FindRecords(ctx context.Context, q Querier, tenantID int64, c Coll
 		q = readQuerier{db.read}
 	}
 	var s query.SQL
-	s.Write("SELECT id, ", db.docColumn(), " FROM ", c.Table, " WHERE ")
-	c.scope(&s, tenantID)
-	s.Write(" AND ")
-	query.For(db.dialect.name()).Where(&s, where)
-	s.Write(" ORDER BY id LIMIT ", s.Arg(int64(limit)))
+	query.For(db.dialect.name()).Select(&s, query.Select{
+		Columns: "id, " + db.docColumn(),
+		Table:   c.Table,
+		Scope:   func(s *query.SQL) { c.scope(s, tenantID) },
+		Where:   where,
+		Limit:   int64(limit),
+	})
 	rows, err := q.QueryContext(ctx, s.String(), s.Args...)
 	if err != nil {
 		return nil, fmt.Errorf("find %s: %w", c.Resource, err)
@@ -56,6 +58,8 @@ func (db *DB) SetAttribute(ctx context.Context, q Querier, tenantID int64, c Col
 	}
 	c.scope(&s, tenantID)
 	s.Write(" AND ")
+	// These criteria are the service's own and small, and an UPDATE cannot
+	// join its target laterally: they read the document where they use it.
 	changed := &query.Cond{Field: query.Field{Name: name}, Op: query.Ne, Values: []query.Value{{Kind: query.KindString, Str: value}}}
 	query.For(db.dialect.name()).Where(&s, &query.And{Terms: []query.Node{where, changed}})
 	res, err := q.ExecContext(ctx, s.String(), s.Args...)

@@ -179,14 +179,15 @@ func (db *DB) RecordExists(ctx context.Context, q Querier, tenantID int64, c Col
 // the call. The criteria compile to a single parameterised statement.
 func (db *DB) ListRecords(ctx context.Context, tenantID int64, c Collection, q *query.Query, fn func(doc []byte) error) error {
 	var s query.SQL
-	d := query.For(db.dialect.name())
-	s.Write("SELECT ", db.docColumn(), " FROM ", c.Table, " WHERE ")
-	c.scope(&s, tenantID)
-	s.Write(" AND ")
-	d.Where(&s, q.Where)
-	s.Write(" ORDER BY ")
-	d.OrderBy(&s, q.Sort)
-	s.Write(" LIMIT ", s.Arg(int64(q.Limit)), " OFFSET ", s.Arg(int64(q.Skip)))
+	query.For(db.dialect.name()).Select(&s, query.Select{
+		Columns: db.docColumn(),
+		Table:   c.Table,
+		Scope:   func(s *query.SQL) { c.scope(s, tenantID) },
+		Where:   q.Where,
+		Sort:    q.Sort,
+		Limit:   int64(q.Limit),
+		Skip:    int64(q.Skip),
+	})
 	rows, err := db.read.QueryContext(ctx, s.String(), s.Args...)
 	if err != nil {
 		return fmt.Errorf("list %s: %w", c.Resource, err)
