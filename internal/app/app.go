@@ -208,7 +208,7 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 	fileSvc := files.New(db, fs, svc.Registry, svc.Records,
 		limiter("files", ratelimit.Rule{Burst: cfg.FileRate, Every: time.Minute / time.Duration(cfg.FileRate)}),
 		files.Config{MaxUploadBytes: cfg.MaxUploadBytes, TenantStorageBytes: cfg.TenantStorageBytes, Secret: secret, Metrics: svc.Metrics,
-			StepTimeout: cfg.RequestTimeout, IdleTimeout: cfg.WriteIdleTimeout}, log)
+			StepTimeout: cfg.RequestTimeout, IdleTimeout: cfg.RequestTimeout}, log)
 	svc.Uploads = fileSvc
 	svc.Handler = httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20, MaxUploadBytes: cfg.MaxUploadBytes, PublicURL: cfg.PublicURL,
 		BaseDomain: cfg.BaseDomain, RequestTimeout: cfg.RequestTimeout, WriteIdleTimeout: cfg.WriteIdleTimeout,

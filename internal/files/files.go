@@ -44,8 +44,9 @@ type Config struct {
 	// StepTimeout bounds each database step of an upload; the file itself
 	// streams for as long as it moves.
 	StepTimeout time.Duration
-	// IdleTimeout ends an upload whose bytes stop moving, whether the
-	// client stops sending or the store stops taking them.
+	// IdleTimeout ends an upload whose bytes stop moving: the store stops
+	// taking them (a client that stops sending is cut off by the HTTP
+	// edge's body deadline).
 	IdleTimeout time.Duration
 }
 

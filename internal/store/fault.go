@@ -71,6 +71,7 @@ func unavailable(err error) bool {
 	var connectErr *pgconn.ConnectError
 	var netErr net.Error
 	return errors.As(err, &connectErr) || pgconn.Timeout(err) || errors.As(err, &netErr) ||
+		errors.Is(err, pgconn.ErrConnClosed) || pgconn.SafeToRetry(err) ||
 		errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)

@@ -1,0 +1,409 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"planwerk/internal/config"
+	"planwerk/internal/testenv"
+)
+
+// outcome is one answer the load got.
+type outcome struct {
+	what       string
+	status     int
+	code       string
+	retryAfter string
+	took       time.Duration
+	err        error
+}
+
+// load sends requests of one tenant in a loop while a test injects
+// faults, and remembers every answer and every acknowledged write.
+type load struct {
+	t       *testing.T
+	base    string
+	hdr     map[string]string
+	client  *http.Client
+	stop    chan struct{}
+	done    sync.WaitGroup
+	mu      sync.Mutex
+	answers []outcome
+	written []string // paths of acknowledged records
+	ok, bad atomic.Int64
+}
+
+func startLoad(t *testing.T, base string, hdr map[string]string, workers int, step func(l *load) outcome) *load {
+	l := &load{t: t, base: base, hdr: hdr, stop: make(chan struct{}),
+		client: &http.Client{Timeout: 2 * time.Minute}}
+	for range workers {
+		l.done.Add(1)
+		go func() {
+			defer l.done.Done()
+			for {
+				select {
+				case <-l.stop:
+					return
+				default:
+				}
+				o := step(l)
+				l.mu.Lock()
+				l.answers = append(l.answers, o)
+				l.mu.Unlock()
+				if o.status >= 200 && o.status < 300 {
+					l.ok.Add(1)
+				} else {
+					l.bad.Add(1)
+				}
+			}
+		}()
+	}
+	return l
+}
+
+// send does one request of the load.
+func (l *load) send(what, method, path, contentType string, body io.Reader) (outcome, []byte) {
+	req, _ := http.NewRequest(method, l.base+path, body)
+	for k, v := range l.hdr {
+		req.Header.Set(k, v)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	start := time.Now()
+	resp, err := l.client.Do(req)
+	o := outcome{what: what, took: time.Since(start), err: err}
+	if err != nil {
+		return o, nil
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	o.took = time.Since(start)
+	o.status, o.retryAfter = resp.StatusCode, resp.Header.Get("Retry-After")
+	var e struct{ Code string }
+	_ = json.Unmarshal(raw, &e)
+	o.code = e.Code
+	return o, raw
+}
+
+// waitFor waits until the load has n more answers of the kind (ok or not).
+func (l *load) waitFor(t *testing.T, ok bool, n int64, what string) {
+	t.Helper()
+	counter := &l.bad
+	if ok {
+		counter = &l.ok
+	}
+	target := counter.Load() + n
+	eventually(t, 90*time.Second, what, func() bool { return counter.Load() >= target })
+}
+
+// finish stops the load and checks every answer: a success, or a 503
+// naming the part that failed, with Retry-After, in bounded time. Never
+// a 500, never a hang.
+func (l *load) finish(t *testing.T, code string, longest time.Duration) {
+	t.Helper()
+	close(l.stop)
+	l.done.Wait()
+	counts := map[string]int{}
+	for _, o := range l.answers {
+		counts[fmt.Sprintf("%s %d %s", o.what, o.status, o.code)]++
+		switch {
+		case o.err != nil:
+			t.Errorf("%s: no answer after %s: %v", o.what, o.took, o.err)
+		case o.took > longest:
+			t.Errorf("%s: answered %d after %s, longer than %s", o.what, o.status, o.took, longest)
+		case o.status >= 200 && o.status < 300:
+		case o.status == http.StatusServiceUnavailable && o.code == code && o.retryAfter != "":
+		default:
+			t.Errorf("%s: %d %q (Retry-After %q), want success or 503 %s with Retry-After", o.what, o.status, o.code, o.retryAfter, code)
+		}
+	}
+	t.Logf("answers: %v", counts)
+}
+
+// readyz asks /readyz and says how long it took.
+func readyz(t *testing.T, base string) (int, map[string]any, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	status, _, body := call(t, http.MethodGet, base+"/readyz", nil, nil)
+	return status, body, time.Since(start)
+}
+
+// viaProxy returns a PostgreSQL URL whose host is addr.
+func viaProxy(t *testing.T, dsn, addr string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = addr
+	return u.String()
+}
+
+// TestDatabaseFaults: PostgreSQL frozen, stopped and restarted under
+// load, behind a real TCP fault proxy. Requests answer 503
+// database_unavailable with Retry-After within the request deadline,
+// /readyz says so within a second, the service recovers without a
+// restart, and every acknowledged write is there afterwards.
+func TestDatabaseFaults(t *testing.T) {
+	pg := testenv.NewProxy(t, "127.0.0.1:5432")
+	dsn := viaProxy(t, testenv.DSN(t, testenv.Backend{Name: "postgres"}), pg.Addr)
+	log := &testenv.SyncBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, line := range strings.Split(log.String(), "\n") {
+				if strings.Contains(line, `"level":"ERROR"`) {
+					t.Log(line)
+				}
+			}
+		}
+	})
+	srv := testenv.StartLogged(t, testenv.Backend{Name: "postgres"}, log, func(c *config.Config) {
+		c.Database = dsn
+		c.RequestTimeout = 2 * time.Second
+	})
+	acme := srv.CreateTenant(t, "acme")
+	hdr := map[string]string{"companyurl": "acme", "Authorization": "Bearer " + login(t, srv, acme).AccessToken}
+	n := atomic.Int64{}
+	l := startLoad(t, srv.URL, hdr, 3, func(l *load) outcome {
+		switch i := n.Add(1); i % 3 {
+		case 0:
+			o, raw := l.send("create", http.MethodPost, "/v1/projects", "application/json", strings.NewReader(fmt.Sprintf(`{"name":"p%d"}`, i)))
+			if o.status == http.StatusCreated {
+				var rec struct{ ID int64 }
+				_ = json.Unmarshal(raw, &rec)
+				l.mu.Lock()
+				l.written = append(l.written, fmt.Sprintf("/v1/projects/%d", rec.ID))
+				l.mu.Unlock()
+			}
+			return o
+		case 1:
+			o, _ := l.send("list", http.MethodGet, "/v1/projects?limit=20&sort=id%20DESC", "", nil)
+			return o
+		default:
+			o, _ := l.send("me", http.MethodGet, "/v1/users/me", "", nil)
+			return o
+		}
+	})
+	l.waitFor(t, true, 20, "no successes before the faults")
+
+	faults := []struct {
+		name         string
+		inject, heal func()
+	}{
+		{"frozen", func() { pg.Freeze(t) }, func() { pg.Heal(t) }},
+		{"down", pg.Down, func() { pg.Up(t) }},
+		{"restarted", func() { pg.Down(); pg.Up(t) }, func() {}},
+	}
+	for _, f := range faults {
+		f.inject()
+		if f.name != "restarted" {
+			l.waitFor(t, false, 6, "no failures while the database is "+f.name)
+			status, body, took := readyz(t, srv.URL)
+			if status != http.StatusServiceUnavailable || body["code"] != "database_unavailable" || took > 5*time.Second {
+				t.Errorf("readyz while the database is %s: %d %v after %s", f.name, status, body, took)
+			}
+		}
+		f.heal()
+		l.waitFor(t, true, 20, "no recovery after the database was "+f.name)
+		if status, body, _ := readyz(t, srv.URL); status != http.StatusOK {
+			t.Errorf("readyz after the database was %s: %d %v", f.name, status, body)
+		}
+	}
+	l.finish(t, "database_unavailable", 2*time.Second+10*time.Second)
+	if len(l.written) == 0 {
+		t.Fatal("no write was acknowledged")
+	}
+	for _, path := range l.written {
+		if status, _, body := call(t, http.MethodGet, srv.URL+path, hdr, nil); status != http.StatusOK {
+			t.Errorf("acknowledged %s: %d %v", path, status, body)
+		}
+	}
+}
+
+// uploadBody is a multipart body with one file part.
+func uploadBody(t *testing.T, data []byte) (string, *bytes.Buffer) {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	fw, err := mw.CreateFormFile("file", "f.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw.Write(data)
+	mw.Close()
+	return mw.FormDataContentType(), &buf
+}
+
+// TestFileStoreFaults: the S3 store frozen, stopped and restarted under
+// a load of uploads: 503 file_store_unavailable with Retry-After, never a
+// hang or a 500; /readyz names the file store; recovery without restart;
+// every acknowledged upload downloads afterwards.
+func TestFileStoreFaults(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		spec, addr := testenv.S3Endpoint(t)
+		s3 := testenv.NewProxy(t, addr)
+		srv := testenv.Start(t, b, func(c *config.Config) {
+			c.Files = testenv.S3Via(t, spec, s3.Addr)
+			c.RequestTimeout = 2 * time.Second
+			c.FileRate = 100000
+		})
+		acme := srv.CreateTenant(t, "acme")
+		hdr := map[string]string{"companyurl": "acme", "Authorization": "Bearer " + login(t, srv, acme).AccessToken}
+		_, _, exp := call(t, http.MethodPost, srv.URL+"/v1/expenses", hdr, strings.NewReader(`{}`))
+		var mu sync.Mutex
+		var uploads []int64
+		data := bytes.Repeat([]byte("planwerk"), 4096)
+		l := startLoad(t, srv.URL, hdr, 2, func(l *load) outcome {
+			ct, body := uploadBody(t, data)
+			o, raw := l.send("upload", http.MethodPost, fmt.Sprintf("/v1/files/upload/expense/%v?delete_others=1", exp["id"]), ct, body)
+			if o.status == http.StatusCreated {
+				var up struct{ ID int64 }
+				_ = json.Unmarshal(raw, &up)
+				mu.Lock()
+				uploads = append(uploads, up.ID)
+				mu.Unlock()
+			}
+			return o
+		})
+		l.waitFor(t, true, 5, "no uploads before the faults")
+		for _, f := range []struct {
+			name         string
+			inject, heal func()
+		}{
+			{"frozen", func() { s3.Freeze(t) }, func() { s3.Heal(t) }},
+			{"down", s3.Down, func() { s3.Up(t) }},
+		} {
+			f.inject()
+			l.waitFor(t, false, 3, "no failures while the file store is "+f.name)
+			status, body, took := readyz(t, srv.URL)
+			checks, _ := body["checks"].(map[string]any)
+			if status != http.StatusServiceUnavailable || body["code"] != "file_store_unavailable" || checks["database"] != "ok" || took > 5*time.Second {
+				t.Errorf("readyz while the file store is %s: %d %v after %s", f.name, status, body, took)
+			}
+			f.heal()
+			l.waitFor(t, true, 5, "no recovery after the file store was "+f.name)
+		}
+		l.finish(t, "file_store_unavailable", 2*time.Second+30*time.Second)
+		// The last acknowledged upload is the record's file, and it downloads.
+		mu.Lock()
+		last := uploads[len(uploads)-1]
+		mu.Unlock()
+		got := getUploadID(t, srv.URL, hdr, exp["id"])
+		if got != last {
+			t.Errorf("the expense's upload is %d, want the last acknowledged %d", got, last)
+		}
+	})
+}
+
+// getUploadID returns the id of the one upload of an expense.
+func getUploadID(t *testing.T, base string, hdr map[string]string, expense any) int64 {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/v1/files/expense/%v", base, expense), nil)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var ups []struct{ ID int64 }
+	if err := json.NewDecoder(resp.Body).Decode(&ups); err != nil || len(ups) != 1 {
+		t.Fatalf("uploads of expense %v: %v %v", expense, ups, err)
+	}
+	return ups[0].ID
+}
+
+// TestFullDisk: a full disk answers 507 insufficient_storage, leaves no
+// temporary file, loses nothing acknowledged, and /readyz names it. The
+// folder store and a SQLite database each live on a small file system.
+func TestFullDisk(t *testing.T) {
+	t.Run("files", func(t *testing.T) {
+		disk := testenv.SmallDisk(t, "96m")
+		srv := testenv.Start(t, testenv.Backend{Name: "sqlite"}, func(c *config.Config) {
+			c.Files = disk
+			c.FileRate = 100000
+		})
+		acme := srv.CreateTenant(t, "acme")
+		hdr := map[string]string{"companyurl": "acme", "Authorization": "Bearer " + login(t, srv, acme).AccessToken}
+		data := bytes.Repeat([]byte{1}, 20<<20)
+		var acked []any
+		full := false
+		for i := 0; i < 10 && !full; i++ {
+			_, _, exp := call(t, http.MethodPost, srv.URL+"/v1/expenses", hdr, strings.NewReader(`{}`))
+			ct, body := uploadBody(t, data)
+			status, _, ans := call(t, http.MethodPost, fmt.Sprintf("%s/v1/files/upload/expense/%v", srv.URL, exp["id"]), map[string]string{
+				"companyurl": "acme", "Authorization": hdr["Authorization"], "Content-Type": ct}, body)
+			switch {
+			case status == http.StatusCreated:
+				acked = append(acked, exp["id"])
+			case status == http.StatusInsufficientStorage && ans["code"] == "insufficient_storage":
+				full = true
+			default:
+				t.Fatalf("upload %d on a filling disk: %d %v", i, status, ans)
+			}
+		}
+		if !full {
+			t.Fatal("the disk never filled up")
+		}
+		leftovers, _ := filepath.Glob(filepath.Join(disk, "*", ".upload-*"))
+		if len(leftovers) > 0 {
+			t.Errorf("temporary files left on the full disk: %v", leftovers)
+		}
+		if status, body, _ := readyz(t, srv.URL); status != http.StatusServiceUnavailable || body["code"] != "insufficient_storage" {
+			t.Errorf("readyz with the file store's disk full: %d %v", status, body)
+		}
+		for _, id := range acked {
+			if got := getUploadID(t, srv.URL, hdr, id); got == 0 {
+				t.Errorf("acknowledged upload of expense %v is gone", id)
+			}
+		}
+	})
+	t.Run("sqlite", func(t *testing.T) {
+		disk := testenv.SmallDisk(t, "16m")
+		srv := testenv.Start(t, testenv.Backend{Name: "sqlite"}, func(c *config.Config) {
+			c.Database = "sqlite:" + filepath.Join(disk, "planwerk.db")
+		})
+		acme := srv.CreateTenant(t, "acme")
+		hdr := map[string]string{"companyurl": "acme", "Authorization": "Bearer " + login(t, srv, acme).AccessToken}
+		pad := strings.Repeat("z", 512<<10)
+		var acked []string
+		full := false
+		for i := 0; i < 100 && !full; i++ {
+			status, _, ans := call(t, http.MethodPost, srv.URL+"/v1/projects", hdr, strings.NewReader(`{"pad":"`+pad+`"}`))
+			switch {
+			case status == http.StatusCreated:
+				acked = append(acked, fmt.Sprint(ans["id"]))
+			case status == http.StatusInsufficientStorage && ans["code"] == "insufficient_storage":
+				full = true
+			default:
+				t.Fatalf("write %d on a filling disk: %d %v", i, status, ans)
+			}
+		}
+		if !full {
+			t.Fatal("the disk never filled up")
+		}
+		if status, body, _ := readyz(t, srv.URL); status != http.StatusServiceUnavailable || body["code"] != "insufficient_storage" {
+			t.Errorf("readyz with the database's disk full: %d %v", status, body)
+		}
+		for _, id := range acked {
+			if status, _, body := call(t, http.MethodGet, srv.URL+"/v1/projects/"+id, hdr, nil); status != http.StatusOK {
+				t.Errorf("acknowledged project %s: %d %v", id, status, body)
+			}
+		}
+		_ = os.Remove
+	})
+}
