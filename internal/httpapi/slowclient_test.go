@@ -257,8 +257,6 @@ func TestBodyStall(t *testing.T) {
 	})
 }
 
-
-
 // getRaw GETs a URL and returns the status and the body as text.
 func getRaw(t *testing.T, u string, hdr map[string]string) (int, string) {
 	t.Helper()
