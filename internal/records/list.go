@@ -244,7 +244,9 @@ func (p *populator) expand(ctx context.Context, batch [][]byte, emit func([]byte
 			for _, rf := range d.refs {
 				one[rf] = true
 			}
-			p.keepOnly(one)
+			if p.bytes > refBudget {
+				p.keepOnly(one)
+			}
 			if _, err := p.fetch(ctx, one, false); err != nil {
 				return err
 			}
