@@ -100,6 +100,13 @@ func (l *Listing) Each(ctx context.Context, lookupTimeout time.Duration, emit fu
 			}
 		}
 	}
+	// Expanding is the processor's work; a tenant does at most its share
+	// of it at once, however many lists it asks for.
+	release, err := l.s.expansions.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	p := l.s.newPopulator(l.caller, l.r, l.populate, lookupTimeout)
 	var (
 		batch [][]byte

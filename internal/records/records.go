@@ -9,8 +9,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 
 	"planwerk/internal/auth"
+	"planwerk/internal/gate"
 	"planwerk/internal/query"
 	"planwerk/internal/resource"
 	"planwerk/internal/store"
@@ -97,12 +99,16 @@ type Service struct {
 	db    *store.DB
 	reg   *resource.Registry
 	hooks map[string]Hooks
+	// expansions shares the work of expanding references in long lists
+	// (decoding and copying referenced records) among tenants.
+	expansions *gate.Gate
 }
 
 // New returns a Service. hooks maps resource names to their rules; the
 // rules of tags, skills, absence types and holidays are added here.
 func New(db *store.DB, reg *resource.Registry, hooks map[string]Hooks) *Service {
-	s := &Service{db: db, reg: reg, hooks: hooks}
+	s := &Service{db: db, reg: reg, hooks: hooks,
+		expansions: gate.New("reference expansion", gate.Options{Capacity: 4 * runtime.NumCPU(), PerKey: max(1, runtime.NumCPU()/2), MaxQueue: 64})}
 	hooks["tags"] = Hooks{Check: checkTag, ReadFilter: tagsFilter}
 	hooks["tag-assignments"] = Hooks{Check: s.checkTagAssignment}
 	hooks["skill-assignments"] = Hooks{Check: s.checkSkillAssignment, Insert: s.insertSkillAssignment, Delete: s.archiveSkillAssignment}

@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -157,9 +158,10 @@ func openSQLite(ctx context.Context, dsn, path string) (*DB, error) {
 		// One writer: a tenant has at most one transaction waiting for it,
 		// so another tenant's write waits for at most three others.
 		writes: gate.New("database writes", gate.Options{Capacity: 4, PerKey: 1, MaxQueue: 64}),
-		// Eight readers: list scans take at most six, two per tenant; the
-		// rest serve single reads.
-		reads: gate.New("database reads", gate.Options{Capacity: 6, PerKey: 2, MaxQueue: 64}),
+		// Eight readers: list scans take at most six, the rest serve
+		// single reads. SQLite runs on this process's cores, so a tenant
+		// scans with at most half of them at once.
+		reads: gate.New("database reads", gate.Options{Capacity: 6, PerKey: max(1, runtime.NumCPU()/2), MaxQueue: 64}),
 	}
 	// Touch the write connection first so WAL mode is set before readers open.
 	if err := db.Ping(ctx); err != nil {
