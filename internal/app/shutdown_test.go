@@ -64,7 +64,9 @@ func serveBinary(t *testing.T, bin string, env []string, args ...string) *served
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var tok struct{ AccessToken string `json:"access_token"` }
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
 	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil || tok.AccessToken == "" {
 		t.Fatalf("password grant: %d %v", resp.StatusCode, err)
 	}
