@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -62,7 +61,7 @@ func benchEntries(ctx context.Context, dsn string, d time.Duration) (string, flo
 	if _, _, err := app.CreateTenant(ctx, svc, app.TenantSpec{Slug: "bench", AdminEmail: "admin@bench.test", AdminPassword: "bench-password"}); err != nil {
 		return "", 0, 0, 0, err
 	}
-	srv := httptest.NewServer(svc.Handler)
+	srv := serve(svc)
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	token, err := login(client, srv.URL)

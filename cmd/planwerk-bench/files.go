@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"mime/multipart"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -52,7 +51,7 @@ func runFiles(ctx context.Context, big int64) error {
 	if _, _, err := app.CreateTenant(ctx, svc, app.TenantSpec{Slug: "bench", AdminEmail: "admin@bench.test", AdminPassword: "bench-password"}); err != nil {
 		return err
 	}
-	srv := httptest.NewServer(svc.Handler)
+	srv := serve(svc)
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
 	token, err := login(client, srv.URL)

@@ -135,7 +135,7 @@ func newLoadEnv(ctx context.Context, dsn, filesDir string) (*loadEnv, error) {
 	if _, _, err := app.CreateTenant(ctx, svc, app.TenantSpec{Slug: "bench", AdminEmail: "admin@bench.test", AdminPassword: "bench-password"}); err != nil {
 		return nil, err
 	}
-	srv := httptest.NewServer(svc.Handler)
+	srv := serve(svc)
 	client := &http.Client{}
 	token, err := login(client, srv.URL)
 	if err != nil {

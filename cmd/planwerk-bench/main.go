@@ -7,6 +7,10 @@
 // net/http handler; "entries" measures time entry creation with and without the
 // approved-day check; "files" measures uploads and downloads.
 //
+// "noisy" measures one tenant's latency alone and beside a tenant whose
+// member runs slow readers, expansions of big records, expensive filters
+// and writes, and prints the process's peak resident memory.
+//
 // "lists" seeds ProjectDay records into a fresh SQLite file and a fresh
 // PostgreSQL schema and measures, over HTTP against the real handler: the
 // full list at limit=50000 (time, bytes, peak heap growth), a where range
@@ -21,7 +25,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/signal"
@@ -44,12 +47,12 @@ func main() {
 	defer stop()
 	switch {
 	case len(os.Args) < 2:
-	case os.Args[1] == "lists", os.Args[1] == "entries", os.Args[1] == "files", os.Args[1] == "load":
+	case os.Args[1] == "lists", os.Args[1] == "entries", os.Args[1] == "files", os.Args[1] == "load", os.Args[1] == "noisy":
 	default:
 		os.Args = os.Args[:1]
 	}
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load [--records N] [--postgres URL] [--duration D] [--big BYTES] [--clients N]")
+		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy [--records N] [--postgres URL] [--duration D] [--big BYTES] [--clients N] [--requests N]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -58,6 +61,7 @@ func main() {
 	duration := fs.Duration("duration", 5*time.Second, "how long to drive each load")
 	big := fs.Int64("big", 1<<30, "size of the large upload (files)")
 	clients := fs.Int("clients", 50, "concurrent clients (load)")
+	requests := fs.Int("requests", 400, "requests of the quiet tenant, alone and beside the noise (noisy)")
 	_ = fs.Parse(os.Args[2:])
 	var err error
 	switch os.Args[1] {
@@ -67,6 +71,8 @@ func main() {
 		err = runEntries(ctx, *pg, *duration)
 	case "load":
 		err = runLoad(ctx, *pg, *duration, *clients)
+	case "noisy":
+		err = runNoisy(ctx, *pg, *requests)
 	default:
 		err = runFiles(ctx, *big)
 	}
@@ -149,7 +155,7 @@ func benchEngine(ctx context.Context, dsn string, n int, d time.Duration) (resul
 	if err != nil {
 		return result{}, err
 	}
-	srv := httptest.NewServer(svc.Handler)
+	srv := serve(svc)
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	token, err := login(client, srv.URL)
