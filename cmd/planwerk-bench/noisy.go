@@ -32,13 +32,12 @@ func serve(svc *app.Service) *httptest.Server {
 
 // noisyResult is a quiet tenant's latencies without and beside a noisy one.
 type noisyResult struct {
-	engine        string
-	quiet, loud   noisy.Sample
-	noise         int64
-	seconds       float64
-	failures      int
-	readyzWorst   time.Duration
-	quietRequests int
+	engine      string
+	quiet, loud noisy.Sample
+	noise       int64
+	seconds     float64
+	failures    int
+	readyzWorst time.Duration
 }
 
 // runNoisy measures tenant "calm" alone and beside tenant "loud", whose

@@ -58,21 +58,22 @@ func New(name string, o Options) *Gate {
 		held: make(map[int64]int), queued: make(map[int64]int)}
 }
 
-// BusyError is a wait for a slot that did not end in time, or that was
-// refused because the key already had too many waiting.
+// BusyError is a request that got no slot: its key already had as many
+// requests waiting as it may (Queued), or its context ended while it
+// waited.
 type BusyError struct {
 	Gate string
-	// Share: the key held its whole share (the caller's own load), rather
-	// than every slot being taken.
-	Share bool
-	Err   error // the context's error, if it ended the wait
+	// Queued: refused at once, the key's own queue being full: the
+	// caller's own load, not the service's.
+	Queued bool
+	Err    error // the context's error, when it ended the wait
 }
 
 func (e *BusyError) Error() string {
-	if e.Share {
-		return fmt.Sprintf("%s: this account has as much in progress as it may have at once", e.Gate)
+	if e.Queued {
+		return fmt.Sprintf("%s: this account has as many requests waiting as it may", e.Gate)
 	}
-	return fmt.Sprintf("%s: the service is at capacity", e.Gate)
+	return fmt.Sprintf("%s: no free slot in time: %v", e.Gate, e.Err)
 }
 
 func (e *BusyError) Unwrap() error { return e.Err }
@@ -97,9 +98,8 @@ func (g *Gate) Acquire(ctx context.Context) (release func(), err error) {
 		return g.releaser(key), nil
 	}
 	if g.queued[key] >= g.maxQueue {
-		share := g.held[key] >= g.perKey
 		g.mu.Unlock()
-		return nil, &BusyError{Gate: g.name, Share: share}
+		return nil, &BusyError{Gate: g.name, Queued: true}
 	}
 	w := &waiter{key: key, granted: make(chan struct{})}
 	el := g.waiters.PushBack(w)
@@ -121,9 +121,8 @@ func (g *Gate) Acquire(ctx context.Context) (release func(), err error) {
 		g.waiters.Remove(el)
 		g.dequeue(key)
 	}
-	share := g.held[key] >= g.perKey
 	g.mu.Unlock()
-	return nil, &BusyError{Gate: g.name, Share: share, Err: ctx.Err()}
+	return nil, &BusyError{Gate: g.name, Err: ctx.Err()}
 }
 
 func (g *Gate) take(key int64) {

@@ -71,7 +71,7 @@ func TestCapacityAndCancel(t *testing.T) {
 	cancel()
 	_, err := g.Acquire(ctx)
 	var busy *gate.BusyError
-	if !errors.As(err, &busy) || busy.Share || !errors.Is(err, context.Canceled) {
+	if !errors.As(err, &busy) || busy.Queued || !errors.Is(err, context.Canceled) {
 		t.Fatalf("acquire at capacity with a cancelled context: %v", err)
 	}
 	if g.Queued(3) != 0 {
@@ -95,8 +95,8 @@ func TestQueueBound(t *testing.T) {
 	waitQueued(t, g, 1)
 	_, err := g.Acquire(gate.WithKey(context.Background(), 1))
 	var busy *gate.BusyError
-	if !errors.As(err, &busy) || !busy.Share {
-		t.Fatalf("acquire beyond the queue bound: %v, want a BusyError of the key's share", err)
+	if !errors.As(err, &busy) || !busy.Queued {
+		t.Fatalf("acquire beyond the queue bound: %v, want a BusyError of the key's queue", err)
 	}
 	r()
 	<-done

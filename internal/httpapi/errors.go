@@ -80,12 +80,12 @@ func errorFor(err error) *Error {
 	}
 	var busy *gate.BusyError
 	if errors.As(err, &busy) {
-		if busy.Share {
+		if busy.Queued {
 			return &Error{Status: http.StatusTooManyRequests, Code: "too_many_requests", RetryAfter: busy.RetryAfter(),
-				Message: "this account has as many requests of this kind in progress as it may have at once; retry shortly"}
+				Message: "this account has as many requests of this kind waiting as it may; retry shortly"}
 		}
 		return &Error{Status: http.StatusServiceUnavailable, Code: "overloaded", RetryAfter: busy.RetryAfter(),
-			Message: "the service is at capacity; retry shortly"}
+			Message: "the request waited too long for its turn (" + busy.Gate + "); retry shortly"}
 	}
 	var be *bodyError
 	if errors.As(err, &be) {
@@ -177,6 +177,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 // logFailure logs an answer that is the server's fault once: a 500 as an
 // error, a dependency's failure as a warning.
 func (s *Server) logFailure(r *http.Request, e *Error, err error) {
+	var busy *gate.BusyError
+	if errors.As(err, &busy) {
+		s.metrics.Overloaded(busy.Gate, busy.Queued)
+	}
 	switch {
 	case e.Status == http.StatusInternalServerError:
 		s.log.ErrorContext(r.Context(), "request failed", "request_id", requestID(r.Context()), "err", err)

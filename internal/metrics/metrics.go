@@ -22,6 +22,7 @@ type Metrics struct {
 	// so that a service without Redis does not report it as down.
 	redisUp           *prometheus.GaugeVec
 	rateLimitFallback *prometheus.CounterVec
+	overloaded        *prometheus.CounterVec
 }
 
 // New returns the metrics, with Go runtime and process collectors and a
@@ -58,9 +59,13 @@ func New(pools map[string]*sql.DB) *Metrics {
 			Name: "planwerk_ratelimit_fallback_total",
 			Help: "Rate-limit events counted in this process because Redis was unavailable, by limit.",
 		}, []string{"limit"}),
+		overloaded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "planwerk_overloaded_total",
+			Help: "Requests that got no slot of a fair share, by share and reason: the tenant's queue was full (queue_full) or the wait ended (timeout).",
+		}, []string{"gate", "reason"}),
 	}
 	m.registry.MustRegister(m.requests, m.duration, m.uploadBytes, m.rateLimited, m.loginFailures,
-		m.redisUp, m.rateLimitFallback,
+		m.redisUp, m.rateLimitFallback, m.overloaded,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for name, pool := range pools {
 		m.registry.MustRegister(collectors.NewDBStatsCollector(pool, name))
@@ -127,6 +132,19 @@ func (m *Metrics) RateLimitFallback(limit string) {
 	if m != nil {
 		m.rateLimitFallback.WithLabelValues(limit).Inc()
 	}
+}
+
+// Overloaded records a request that got no slot of the fair share named
+// gate: refused because its tenant's queue was full, or its wait ended.
+func (m *Metrics) Overloaded(gate string, queueFull bool) {
+	if m == nil {
+		return
+	}
+	reason := "timeout"
+	if queueFull {
+		reason = "queue_full"
+	}
+	m.overloaded.WithLabelValues(gate, reason).Inc()
 }
 
 // knownMethod keeps client-chosen method names out of label values.

@@ -156,8 +156,9 @@ func openSQLite(ctx context.Context, dsn, path string) (*DB, error) {
 	health.SetMaxOpenConns(1)
 	db := &DB{write: write, read: read, lookup: lookup, health: health, dialect: sqliteDialect{}, dsn: dsn,
 		// One writer: a tenant has at most one transaction waiting for it,
-		// so another tenant's write waits for at most three others.
-		writes: gate.New("database writes", gate.Options{Capacity: 4, PerKey: 1, MaxQueue: 64}),
+		// so another tenant's write waits for at most three others; 32 more
+		// may queue (about a tenth of a second of writes), more are refused.
+		writes: gate.New("database writes", gate.Options{Capacity: 4, PerKey: 1, MaxQueue: 32}),
 		// Eight readers: list scans take at most six, the rest serve
 		// single reads. SQLite runs on this process's cores, so a tenant
 		// scans with at most half of them at once.
