@@ -41,7 +41,7 @@ type noisyResult struct {
 }
 
 // runNoisy measures tenant "calm" alone and beside tenant "loud", whose
-// member runs slow readers of a 29 MB list, expands references to 1 MiB
+// member runs slow readers of a 19 MB list, expands references to 1 MiB
 // records, runs the most expensive filters allowed and writes.
 func runNoisy(ctx context.Context, pgURL string, n int) error {
 	dsns, cleanup, err := databases(ctx, pgURL)

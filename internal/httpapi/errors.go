@@ -126,7 +126,7 @@ func faultError(err error) *Error {
 		return nil
 	}
 	if f.Full {
-		return &Error{Status: http.StatusInsufficientStorage, Code: "insufficient_storage",
+		return &Error{Status: http.StatusInsufficientStorage, Code: "insufficient_storage", RetryAfter: dependencyRetry,
 			Message: "the " + string(f.Part) + " has no room left"}
 	}
 	e := &Error{Status: http.StatusServiceUnavailable, RetryAfter: dependencyRetry}

@@ -57,19 +57,19 @@ func heapPeak(fn func()) uint64 {
 }
 
 // TestPopulateMemory: expanding references of a long list holds a few
-// records at a time, not the list: 120 time entries referring to 9
-// projects of 1 MiB each (more than the expansion keeps at once) make an
-// answer of 120 MB, and the heap grows by far less than 64 MiB while it
+// records at a time, not the list: 60 time entries referring to 6
+// projects of 1.5 MiB each (more than the expansion keeps at once) make an
+// answer of 90 MB, and the heap grows by far less than 64 MiB while it
 // is written, for one request and for three at once.
 func TestPopulateMemory(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		acme := srv.CreateTenant(t, "acme")
 		db, ctx := srv.Service.DB, context.Background()
-		pad := strings.Repeat("m", 1<<20)
+		pad := strings.Repeat("m", 3<<19)
 		var projects []int64
 		err := db.Tx(ctx, func(q store.Querier) error {
-			for i := 0; i < 9; i++ {
+			for i := 0; i < 6; i++ {
 				id, err := db.NewID(ctx, q, acme.ID)
 				if err != nil {
 					return err
@@ -79,7 +79,7 @@ func TestPopulateMemory(t *testing.T) {
 				}
 				projects = append(projects, id)
 			}
-			for i := 0; i < 120; i++ {
+			for i := 0; i < 60; i++ {
 				id, err := db.NewID(ctx, q, acme.ID)
 				if err != nil {
 					return err
@@ -113,7 +113,7 @@ func TestPopulateMemory(t *testing.T) {
 		}
 		var size int64
 		one := heapPeak(func() { size = get() })
-		if size < 120<<20 {
+		if size < 90<<20 {
 			t.Fatalf("the populated list has %d bytes, want every entry with its 1 MiB project", size)
 		}
 		three := heapPeak(func() {

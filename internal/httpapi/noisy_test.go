@@ -26,10 +26,10 @@ func TestNoisyNeighbour(t *testing.T) {
 		attacker := noisy.Tenant{Slug: "loud", Token: login(t, srv, loud).AccessToken}
 		victim := noisy.Tenant{Slug: "calm", Token: login(t, srv, calm).AccessToken}
 
-		const n, limit = 200, 30 * time.Second
+		const n, limit = 100, 30 * time.Second
 		noisy.Measure(ctx, srv.URL, victim, 20, limit) // warm caches and connections
 		quiet := noisy.Measure(ctx, srv.URL, victim, n, limit)
-		attack, err := noisy.Start(srv.URL, attacker, noisy.Options{SlowReaders: 12, Populate: 2, Filters: 2, Writers: 2})
+		attack, err := noisy.Start(srv.URL, attacker, noisy.Options{SlowReaders: 10, Populate: 2, Filters: 2, Writers: 2})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,7 +27,7 @@ type Tenant struct {
 	Token string
 }
 
-// Seed stores the data of the noisy tenant (a list of 2000 projects of
+// Seed stores the data of the noisy tenant (a list of 1000 projects of
 // 10 KiB, 9 projects of 1 MiB and 120 time entries referring to them) and
 // of the quiet one (50 small projects).
 func Seed(ctx context.Context, db *store.DB, noisy, quiet int64, noisyUser int64) error {
@@ -42,7 +42,7 @@ func Seed(ctx context.Context, db *store.DB, noisy, quiet int64, noisyUser int64
 		return id, err
 	}
 	pad := strings.Repeat("n", 10<<10)
-	for start := 0; start < 2000; start += 500 {
+	for start := 0; start < 1000; start += 500 {
 		if err := db.Tx(ctx, func(q store.Querier) error {
 			for i := start; i < start+500; i++ {
 				doc := map[string]any{"name": fmt.Sprint("big ", i), "pad": pad}

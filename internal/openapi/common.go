@@ -45,7 +45,9 @@ with 405; deprecated ones answer with a ` + "`Deprecation`" + ` header.
 
 ## Errors
 Errors are JSON ` + "`{\"code\": \"snake_case\", \"message\": \"...\"}`" + `; validation errors add
-` + "`problems: [{field, message}]`" + `. 429 answers carry ` + "`Retry-After`" + ` (seconds). The token endpoint answers
+` + "`problems: [{field, message}]`" + `. 429, 503 and 507 answers carry ` + "`Retry-After`" + ` (seconds). A dependency that
+cannot be reached or answers too slowly is 503 naming it (` + "`database_unavailable`, `file_store_unavailable`" + `), a full disk 507
+(` + "`insufficient_storage`" + `); both are worth retrying. The token endpoint answers
 RFC 6749 errors ` + "`{error, error_description}`" + ` and adds ` + "`code`" + ` and ` + "`message`" + `.
 `
 
@@ -89,6 +91,7 @@ var errorResponses = map[int]string{
 	403: "Forbidden",
 	404: "NotFound",
 	405: "MethodNotAllowed",
+	408: "RequestTimeout",
 	409: "Conflict",
 	413: "PayloadTooLarge",
 	414: "URITooLong",
@@ -96,6 +99,7 @@ var errorResponses = map[int]string{
 	429: "TooManyRequests",
 	500: "InternalError",
 	503: "ServiceUnavailable",
+	507: "InsufficientStorage",
 }
 
 func ref(kind, name string) Schema { return Schema{"$ref": "#/components/" + kind + "/" + name} }
@@ -204,9 +208,14 @@ func (b *builder) common() {
 	c.Responses["PayloadTooLarge"] = errorResponse("The request body is too large (`body_too_large`).")
 	c.Responses["URITooLong"] = errorResponse("The query string is too long (`query_too_long`).")
 	c.Responses["UnsupportedMediaType"] = errorResponse("The body is not JSON (`unsupported_media_type`).")
-	c.Responses["TooManyRequests"] = errorResponse("Rate limit hit; retry after the given seconds.", "Retry-After")
+	c.Responses["TooManyRequests"] = errorResponse("Rate limit hit (`rate_limited`), or the account has as many requests "+
+		"waiting for their turn as it may (`too_many_requests`); retry after the given seconds.", "Retry-After")
 	c.Responses["InternalError"] = errorResponse("Server error (`internal_error`); the details are only logged.")
-	c.Responses["ServiceUnavailable"] = errorResponse("A dependency does not answer (`not_ready`).")
+	c.Responses["RequestTimeout"] = errorResponse("The request body stopped arriving (`body_timeout`).")
+	c.Responses["ServiceUnavailable"] = errorResponse("A dependency cannot be reached or answers too slowly "+
+		"(`database_unavailable`, `file_store_unavailable`), or the request waited too long for its turn (`overloaded`); "+
+		"retry after the given seconds.", "Retry-After")
+	c.Responses["InsufficientStorage"] = errorResponse("A disk is full (`insufficient_storage`); retry after the given seconds.", "Retry-After")
 
 	for name, s := range operationSchemas() {
 		c.Schemas[name] = s
@@ -245,7 +254,9 @@ func (b *builder) common() {
 		"type": "object",
 		"description": "Waterline-style criteria, JSON-encoded in the `where` query parameter: attribute names map to a " +
 			"value (equality), an array (`in`) or modifiers; `or` and `and` take arrays of criteria. Nesting is limited to " +
-			strconv.Itoa(query.MaxDepth) + " levels.",
+			strconv.Itoa(query.MaxDepth) + " levels, the criteria to " + strconv.Itoa(query.MaxConditions) + " conditions (equalities " +
+			"and in-lists of one attribute within an `or` count as one) over at most " + strconv.Itoa(query.MaxAttributes) +
+			" undeclared attributes.",
 		"properties": map[string]Schema{
 			"or":  {"type": "array", "items": schemaRef("Where"), "description": "any of; `[]` matches nothing"},
 			"and": {"type": "array", "items": schemaRef("Where"), "description": "all of; `[]` matches everything"},

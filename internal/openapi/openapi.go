@@ -415,9 +415,15 @@ func (b *builder) secure(op *Operation, a Auth) {
 // errors adds the error answers of an operation: those every request of
 // its kind can get, and extra.
 func (b *builder) errors(op *Operation, a Auth, hasPathParams bool, extra ...int) {
-	statuses := []int{500}
+	// Any request may meet a dependency that is down; any of a tenant a
+	// full disk and its tenant's share used up; any with a body a client
+	// that stops sending it.
+	statuses := []int{500, 503}
 	if a != Public {
-		statuses = append(statuses, 400)
+		statuses = append(statuses, 400, 429, 507)
+	}
+	if op.RequestBody != nil {
+		statuses = append(statuses, 408)
 	}
 	if a == Bearer {
 		statuses = append(statuses, 401)

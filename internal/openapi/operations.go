@@ -89,6 +89,9 @@ var descriptions = map[string]opDesc{
 			"413": oauthError("The body is too large."),
 			"429": oauthError("Too many failed sign-ins for the account or address (`too_many_requests`).", "Retry-After"),
 			"500": oauthError("Server error (`server_error`)."),
+			"503": oauthError("The database does not answer in time, or the request waited too long for its turn "+
+				"(`temporarily_unavailable`, with `code` `database_unavailable` or `overloaded`).", "Retry-After"),
+			"507": oauthError("The database's disk is full (`temporarily_unavailable`, `code` `insufficient_storage`).", "Retry-After"),
 		}},
 
 	"GET /v1/users/me": {ID: "getCurrentUser", Tag: "User", Summary: "Read the current user",

@@ -298,7 +298,8 @@ func filterParam(name, doc string, s Schema) Parameter {
 func whereParam(schema string) Parameter {
 	return Parameter{Name: "where", In: "query", Description: "JSON-encoded (and URL-encoded) Waterline-style criteria. When given, " +
 		"the per-attribute filters are ignored; `limit`, `skip`, `sort` and `populate` still apply. Invalid JSON, " +
-		"an unknown modifier, an empty constraint or nesting deeper than " + strconv.Itoa(query.MaxDepth) + " → 400.",
+		"an unknown modifier, an empty constraint, nesting deeper than " + strconv.Itoa(query.MaxDepth) + ", more than " +
+		strconv.Itoa(query.MaxConditions) + " conditions or more than " + strconv.Itoa(query.MaxAttributes) + " undeclared attributes → 400.",
 		Content: map[string]MediaType{"application/json": {Schema: schemaRef(schema)}}}
 }
 
