@@ -46,6 +46,19 @@ func tenantContext(slug string) context.Context {
 // and returns the status, headers and decoded JSON body.
 func call(t *testing.T, method, u string, hdr map[string]string, body io.Reader) (int, http.Header, map[string]any) {
 	t.Helper()
+	status, h, raw := callRaw(t, method, u, hdr, body)
+	var m map[string]any
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatalf("%s %s: body is not a JSON object: %q", method, u, raw)
+		}
+	}
+	return status, h, m
+}
+
+// callRaw is call with the body as it came.
+func callRaw(t *testing.T, method, u string, hdr map[string]string, body io.Reader) (int, http.Header, []byte) {
+	t.Helper()
 	req, err := http.NewRequest(method, u, body)
 	if err != nil {
 		t.Fatal(err)
@@ -66,13 +79,7 @@ func call(t *testing.T, method, u string, hdr map[string]string, body io.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m map[string]any
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &m); err != nil {
-			t.Fatalf("%s %s: body is not a JSON object: %q", method, u, raw)
-		}
-	}
-	return resp.StatusCode, resp.Header, m
+	return resp.StatusCode, resp.Header, raw
 }
 
 func tokenRequest(t *testing.T, srv *testenv.Server, hdr map[string]string, form url.Values) (int, http.Header, map[string]any) {

@@ -133,6 +133,9 @@ func faultError(err error) *Error {
 	switch f.Part {
 	case fault.Database:
 		e.Code, e.Message = "database_unavailable", "the database cannot be reached or does not answer in time"
+		if errors.Is(err, store.ErrStatementTimeout) {
+			e.Message = "the database ended the statement after its time limit; a narrower where or a lower limit may help"
+		}
 	case fault.FileStore:
 		e.Code, e.Message = "file_store_unavailable", "the file store cannot be reached or does not answer in time"
 	default:

@@ -8,7 +8,6 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -311,18 +310,10 @@ func TestFileStoreFaults(t *testing.T) {
 // getUploadID returns the id of the one upload of an expense.
 func getUploadID(t *testing.T, base string, hdr map[string]string, expense any) int64 {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/v1/files/expense/%v", base, expense), nil)
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	_, _, raw := callRaw(t, http.MethodGet, fmt.Sprintf("%s/v1/files/expense/%v", base, expense), hdr, nil)
 	var ups []struct{ ID int64 }
-	if err := json.NewDecoder(resp.Body).Decode(&ups); err != nil || len(ups) != 1 {
-		t.Fatalf("uploads of expense %v: %v %v", expense, ups, err)
+	if err := json.Unmarshal(raw, &ups); err != nil || len(ups) != 1 {
+		t.Fatalf("uploads of expense %v: %s", expense, raw)
 	}
 	return ups[0].ID
 }
@@ -404,6 +395,5 @@ func TestFullDisk(t *testing.T) {
 				t.Errorf("acknowledged project %s: %d %v", id, status, body)
 			}
 		}
-		_ = os.Remove
 	})
 }

@@ -73,7 +73,8 @@ func TestShareRefusal(t *testing.T) {
 	if counts[http.StatusTooManyRequests] == 0 || counts[http.StatusServiceUnavailable] > writes-1 {
 		t.Errorf("answers %v: want the writes beyond one running and 32 waiting refused", counts)
 	}
-	_, _, metrics := callText(t, srv.URL+"/metrics")
+	_, _, raw := callRaw(t, http.MethodGet, srv.URL+"/metrics", nil, nil)
+	metrics := string(raw)
 	t.Log(grepLines(metrics, "planwerk_overloaded_total"))
 	if !strings.Contains(metrics, `planwerk_overloaded_total{gate="database writes",reason="queue_full"}`) {
 		t.Error("the refusals are not in the metrics")
@@ -82,12 +83,6 @@ func TestShareRefusal(t *testing.T) {
 	if status, _, body := call(t, http.MethodPost, srv.URL+"/v1/projects", hdr, strings.NewReader(`{"name":"y"}`)); status != http.StatusCreated {
 		t.Errorf("write after the lock: %d %v", status, body)
 	}
-}
-
-func callText(t *testing.T, u string) (int, http.Header, string) {
-	t.Helper()
-	status, raw := getRaw(t, u, nil)
-	return status, nil, raw
 }
 
 func grepLines(text, prefix string) string {

@@ -246,32 +246,10 @@ func TestBodyStall(t *testing.T) {
 		}
 		// Nothing was written.
 		for _, path := range []string{"/v1/projects", fmt.Sprintf("/v1/files/expense/%v", doc["id"])} {
-			status, raw := getRaw(t, srv.URL+path, map[string]string{"companyurl": "acme", "Authorization": "Bearer " + token})
-			if status != http.StatusOK || raw != "[]\n" {
+			status, _, raw := callRaw(t, http.MethodGet, srv.URL+path, map[string]string{"companyurl": "acme", "Authorization": "Bearer " + token}, nil)
+			if status != http.StatusOK || string(raw) != "[]\n" {
 				t.Errorf("GET %s after stalled bodies: %d %s", path, status, raw)
 			}
 		}
 	})
-}
-
-// getRaw GETs a URL and returns the status and the body as text.
-func getRaw(t *testing.T, u string, hdr map[string]string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, u, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(raw)
 }

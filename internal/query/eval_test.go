@@ -670,6 +670,12 @@ func checkPlaceholders(stmt string, args []any) error {
 
 func runQuery(e engine, q *query.Query) ([]int64, string, error) {
 	stmt, args := compile(e.dialect, q)
+	return runStatement(e, stmt, args)
+}
+
+// runStatement runs a compiled list statement and returns the ids it
+// selects, in order.
+func runStatement(e engine, stmt string, args []any) ([]int64, string, error) {
 	if err := checkPlaceholders(stmt, args); err != nil {
 		return nil, stmt, err
 	}
@@ -877,9 +883,14 @@ func evalCases() []evalCase {
 }
 
 func TestCompiledMatchesReference(t *testing.T) {
+	matchReference(t, evalCases(), runQuery)
+}
+
+// matchReference runs every case on both engines through run and
+// compares the ids with the reference evaluator's.
+func matchReference(t *testing.T, cases []evalCase, run func(engine, *query.Query) ([]int64, string, error)) {
 	rs := genRecords(200)
 	es := engines(t, rs)
-	cases := evalCases()
 	t.Logf("%d cases", len(cases))
 	each(t, es, func(t *testing.T, e engine) {
 		for _, c := range cases {
@@ -893,13 +904,13 @@ func TestCompiledMatchesReference(t *testing.T) {
 				continue
 			}
 			want := refQuery(rs, q)
-			got, stmt, err := runQuery(e, q)
+			got, stmt, err := run(e, q)
 			if err != nil {
-				t.Errorf("%s: %v\n%s", c.name, err, stmt)
+				t.Errorf("%s: %v\n%.2000s", c.name, err, stmt)
 				continue
 			}
 			if !slices.Equal(got, want) {
-				t.Errorf("%s:\n got %v\nwant %v\n%s", c.name, got, want, stmt)
+				t.Errorf("%s:\n got %v\nwant %v\n%.2000s", c.name, got, want, stmt)
 			}
 		}
 	})

@@ -118,16 +118,7 @@ func FuzzWhere(f *testing.F) {
 		f.Add(s.where, s.sort, s.extra)
 	}
 	f.Fuzz(func(t *testing.T, where, sortParam, extra string) {
-		params, err := url.ParseQuery(extra)
-		if err != nil {
-			params = url.Values{}
-		}
-		if where != "" {
-			params.Set("where", where)
-		}
-		if sortParam != "" {
-			params.Set("sort", sortParam)
-		}
+		params := fuzzParams(where, sortParam, extra)
 		for _, s := range []query.Schema{openSchema(), projectDaySchema()} {
 			q, err := query.Parse(params, s)
 			if err != nil {
@@ -147,4 +138,20 @@ func FuzzWhere(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fuzzParams is a list query of the fuzzers' three strings: where, sort
+// and the rest as a query string.
+func fuzzParams(where, sortParam, extra string) url.Values {
+	params, err := url.ParseQuery(extra)
+	if err != nil {
+		params = url.Values{}
+	}
+	if where != "" {
+		params.Set("where", where)
+	}
+	if sortParam != "" {
+		params.Set("sort", sortParam)
+	}
+	return params
 }

@@ -39,23 +39,7 @@ func compileSelect(d query.Dialect, q *query.Query) (string, []any) {
 
 func runSelect(e engine, q *query.Query) ([]int64, string, error) {
 	stmt, args := compileSelect(e.dialect, q)
-	if err := checkPlaceholders(stmt, args); err != nil {
-		return nil, stmt, err
-	}
-	rows, err := e.db.Query(stmt, args...)
-	if err != nil {
-		return nil, stmt, err
-	}
-	defer rows.Close()
-	ids := []int64{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, stmt, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, stmt, rows.Err()
+	return runStatement(e, stmt, args)
 }
 
 // limitCases are criteria at the limits of the language.
@@ -123,34 +107,11 @@ func limitCases() map[string]url.Values {
 // the records as the reference evaluator does, for every case of the
 // criteria language and for criteria at its limits.
 func TestSelectMatchesReference(t *testing.T) {
-	rs := genRecords(200)
-	es := engines(t, rs)
 	cases := evalCases()
 	for name, p := range limitCases() {
 		cases = append(cases, evalCase{name: "limit " + name, params: p})
 	}
-	each(t, es, func(t *testing.T, e engine) {
-		for _, c := range cases {
-			s := openSchema()
-			if c.schema != nil {
-				s = *c.schema
-			}
-			q, err := query.Parse(c.params, s)
-			if err != nil {
-				t.Errorf("%s: Parse: %v", c.name, err)
-				continue
-			}
-			want := refQuery(rs, q)
-			got, stmt, err := runSelect(e, q)
-			if err != nil {
-				t.Errorf("%s: %v\n%.2000s", c.name, err, stmt)
-				continue
-			}
-			if !slices.Equal(got, want) {
-				t.Errorf("%s:\n got %v\nwant %v\n%.2000s", c.name, got, want, stmt)
-			}
-		}
-	})
+	matchReference(t, cases, runSelect)
 }
 
 // TestCostLimits: criteria just within the limits are accepted, one
@@ -473,16 +434,7 @@ func FuzzSelect(f *testing.F) {
 		f.Add(c.params.Get("where"), c.params.Get("sort"), extra.Encode())
 	}
 	f.Fuzz(func(t *testing.T, where, sortParam, extra string) {
-		params, err := url.ParseQuery(extra)
-		if err != nil {
-			params = url.Values{}
-		}
-		if where != "" {
-			params.Set("where", where)
-		}
-		if sortParam != "" {
-			params.Set("sort", sortParam)
-		}
+		params := fuzzParams(where, sortParam, extra)
 		q, err := query.Parse(params, openSchema())
 		if err != nil {
 			return

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -28,14 +29,21 @@ func Fault(err error) error {
 	if _, ok := fault.As(err); ok {
 		return err
 	}
+	var pgErr *pgconn.PgError
 	switch {
 	case full(err):
 		return fault.Full(fault.Database, err)
+	case errors.As(err, &pgErr) && pgErr.Code == "57014":
+		return fault.Unavailable(fault.Database, fmt.Errorf("%w: %w", ErrStatementTimeout, err))
 	case unavailable(err):
 		return fault.Unavailable(fault.Database, err)
 	}
 	return err
 }
+
+// ErrStatementTimeout marks a statement the database ended because it
+// ran longer than the statement timeout.
+var ErrStatementTimeout = errors.New("statement timeout")
 
 func full(err error) bool {
 	var pgErr *pgconn.PgError

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -206,43 +205,4 @@ func (db *DB) ListRecords(ctx context.Context, tenantID int64, c Collection, q *
 		return fmt.Errorf("list %s: %w", c.Resource, err)
 	}
 	return nil
-}
-
-// RecordsByID reads records of the tenant by id from a collection, for
-// expanding references; ids not found are absent from the result.
-func (db *DB) RecordsByID(ctx context.Context, tenantID int64, c Collection, ids []int64) (map[int64]Doc, error) {
-	out := make(map[int64]Doc, len(ids))
-	for start := 0; start < len(ids); start += 500 {
-		chunk := ids[start:min(start+500, len(ids))]
-		var s query.SQL
-		s.Write("SELECT id, ", db.docColumn(), " FROM ", c.Table, " WHERE ")
-		c.scope(&s, tenantID)
-		s.Write(" AND id IN (")
-		for i, id := range chunk {
-			if i > 0 {
-				s.Write(", ")
-			}
-			s.Write(s.Arg(id))
-		}
-		s.Write(")")
-		rows, err := db.read.QueryContext(ctx, s.String(), s.Args...)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", c.Resource, err)
-		}
-		for rows.Next() {
-			var id int64
-			var doc []byte
-			if err := rows.Scan(&id, &doc); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read %s: %w", c.Resource, err)
-			}
-			out[id] = bytes.Clone(doc)
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", c.Resource, err)
-		}
-	}
-	return out, nil
 }

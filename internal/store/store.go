@@ -431,3 +431,6 @@ func (db *DB) FreeBytes() (uint64, error) {
 	}
 	return st.Bavail * uint64(st.Bsize), nil
 }
+
+// DSN is the connection string the database was opened with.
+func (db *DB) DSN() string { return db.dsn }
