@@ -155,14 +155,16 @@ func openSQLite(ctx context.Context, dsn, path string) (*DB, error) {
 	}
 	health.SetMaxOpenConns(1)
 	db := &DB{write: write, read: read, lookup: lookup, health: health, dialect: sqliteDialect{}, dsn: dsn,
-		// One writer: a tenant has at most one transaction waiting for it,
-		// so another tenant's write waits for at most three others; 32 more
-		// may queue (about a tenth of a second of writes), more are refused.
-		writes: gate.New("database writes", gate.Options{Capacity: 4, PerKey: 1, MaxQueue: 32}),
+		// One writer: a tenant has at most two transactions waiting for it
+		// (so that the next is ready when one commits), and another
+		// tenant's write waits for at most five others. A tenant's further
+		// writes wait in turn; how many may, the tenant's share of requests
+		// in progress bounds.
+		writes: gate.New("database writes", gate.Options{Capacity: 6, PerKey: 2, MaxQueue: 1024}),
 		// Eight readers: list scans take at most six, the rest serve
 		// single reads. SQLite runs on this process's cores, so a tenant
 		// scans with at most half of them at once.
-		reads: gate.New("database reads", gate.Options{Capacity: 6, PerKey: max(1, runtime.NumCPU()/2), MaxQueue: 64}),
+		reads: gate.New("database reads", gate.Options{Capacity: 6, PerKey: max(1, runtime.NumCPU()/2), MaxQueue: 1024}),
 	}
 	// Touch the write connection first so WAL mode is set before readers open.
 	if err := db.Ping(ctx); err != nil {
@@ -183,13 +185,14 @@ func openPostgres(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	pool.SetConnMaxIdleTime(5 * time.Minute)
 	health := stdlib.OpenDB(*cfg)
 	health.SetMaxOpenConns(1)
-	// Transactions and list scans each take at most a third of the pool
-	// and a tenant at most a quarter of that; the last third serves
-	// lookups and single reads.
+	// Transactions and list scans each take at most a third of the pool;
+	// a tenant at most half of that for transactions (short) and a
+	// quarter for scans (long). The last third serves lookups and single
+	// reads.
 	share := max(1, opts.PoolSize/3)
 	db := &DB{write: pool, read: pool, lookup: pool, health: health, dialect: postgresDialect{}, dsn: dsn,
-		writes: gate.New("database writes", gate.Options{Capacity: share, PerKey: max(1, share/4), MaxQueue: 256}),
-		reads:  gate.New("database reads", gate.Options{Capacity: share, PerKey: max(1, share/4), MaxQueue: 256}),
+		writes: gate.New("database writes", gate.Options{Capacity: share, PerKey: max(1, share/2), MaxQueue: 1024}),
+		reads:  gate.New("database reads", gate.Options{Capacity: share, PerKey: max(1, share/4), MaxQueue: 1024}),
 	}
 	if err := db.Ping(ctx); err != nil {
 		db.Close()
