@@ -356,12 +356,19 @@ func seed(ctx context.Context, db *store.DB, tenantID int64, n int) (time.Time, 
 	return first, firstID, err
 }
 
+// login signs in the bench tenant's admin.
 func login(client *http.Client, base string) (string, error) {
-	form := url.Values{"grant_type": {"password"}, "username": {"admin@bench.test"}, "password": {"bench-password"},
+	return signIn(client, base, "bench", "admin@bench.test", "bench-password")
+}
+
+// signIn runs the password grant for a user of tenant slug and returns the
+// access token.
+func signIn(client *http.Client, base, slug, email, password string) (string, error) {
+	form := url.Values{"grant_type": {"password"}, "username": {email}, "password": {password},
 		"client_id": {"bench"}, "client_secret": {"bench"}}
 	req, _ := http.NewRequest(http.MethodPost, base+"/oauth2/token", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("companyurl", "bench")
+	req.Header.Set("companyurl", slug)
 	resp, err := client.Do(req)
 	if err != nil {
 		return "", err
@@ -371,7 +378,7 @@ func login(client *http.Client, base string) (string, error) {
 	const key = `"access_token":"`
 	i := strings.Index(string(b), key)
 	if resp.StatusCode != 200 || i < 0 {
-		return "", fmt.Errorf("login: %d %s", resp.StatusCode, b)
+		return "", fmt.Errorf("login to %s: %d %s", slug, resp.StatusCode, b)
 	}
 	rest := string(b)[i+len(key):]
 	return rest[:strings.IndexByte(rest, '"')], nil

@@ -3,15 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 
 	"planwerk/internal/app"
@@ -138,22 +135,6 @@ func noisyEngine(ctx context.Context, dsn string, n int) (noisyResult, error) {
 
 // token signs in the admin of tenant slug (password SLUG-password).
 func token(base, slug string) (noisy.Tenant, error) {
-	form := url.Values{"grant_type": {"password"}, "username": {"admin@" + slug + ".test"}, "password": {slug + "-password"},
-		"client_id": {"bench"}, "client_secret": {"bench"}}
-	req, _ := http.NewRequest(http.MethodPost, base+"/oauth2/token", strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("companyurl", slug)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return noisy.Tenant{}, err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	const key = `"access_token":"`
-	i := strings.Index(string(b), key)
-	if resp.StatusCode != 200 || i < 0 {
-		return noisy.Tenant{}, fmt.Errorf("login to %s: %d %s", slug, resp.StatusCode, b)
-	}
-	rest := string(b)[i+len(key):]
-	return noisy.Tenant{Slug: slug, Token: rest[:strings.IndexByte(rest, '"')]}, nil
+	tok, err := signIn(http.DefaultClient, base, slug, "admin@"+slug+".test", slug+"-password")
+	return noisy.Tenant{Slug: slug, Token: tok}, err
 }

@@ -215,5 +215,8 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 		MetricsElsewhere: cfg.MetricsAddr != ""},
 		httpapi.Deps{DB: db, Auth: svc.Auth, Tenants: resolver, Registry: svc.Registry, Records: svc.Records,
 			Time: tt, Files: fileSvc, Store: fs, Metrics: svc.Metrics, Log: log})
+	for _, g := range append(db.Shares(), svc.Hasher.Share(), svc.Records.Share(), svc.Handler.Share()) {
+		svc.Metrics.Watch(g)
+	}
 	return svc, nil
 }

@@ -22,15 +22,7 @@ func (svc *Service) newLimiters(ctx context.Context, cfg config.Config, log *slo
 		return nil, fmt.Errorf("--redis: %w", err)
 	}
 	svc.redis = client
-	breaker := ratelimit.NewBreaker(client, ratelimit.BreakerConfig{Log: log, Metrics: serviceMetrics{svc}})
+	breaker := ratelimit.NewBreaker(client, ratelimit.BreakerConfig{Log: log, Metrics: svc.Metrics})
 	breaker.Probe(ctx) // a failure is logged by the breaker
 	return func(name string, rule ratelimit.Rule) ratelimit.Limiter { return breaker.Limiter(name, rule) }, nil
 }
-
-// serviceMetrics reads svc.Metrics at each observation rather than once:
-// the limiters may be built before the metrics are.
-type serviceMetrics struct{ svc *Service }
-
-func (m serviceMetrics) RedisUp(up bool) { m.svc.Metrics.RedisUp(up) }
-
-func (m serviceMetrics) RateLimitFallback(limit string) { m.svc.Metrics.RateLimitFallback(limit) }

@@ -33,12 +33,12 @@ type rfService struct {
 	tenant testenv.Tenant
 }
 
-// rfStart starts the service on SQLite with Redis database db behind the
+// rfStart starts the service on backend b with Redis database db behind the
 // proxy, 2 file requests per minute and a brake of 3 logins per account.
-func rfStart(t *testing.T, p *testenv.Proxy, db int) *rfService {
+func rfStart(t *testing.T, b testenv.Backend, p *testenv.Proxy, db int) *rfService {
 	t.Helper()
 	log := &testenv.SyncBuffer{}
-	srv := testenv.StartLogged(t, testenv.Backend{Name: "sqlite"}, log, func(c *config.Config) {
+	srv := testenv.StartLogged(t, b, log, func(c *config.Config) {
 		c.Redis = fmt.Sprintf("redis://%s/%d", p.Addr, db)
 		c.FileRate = 2
 		c.LoginFailuresPerAccount = 3
@@ -190,53 +190,57 @@ func (s *rfService) checkFallbackMetrics(t *testing.T) {
 // file limits work with counts in the process, and counts are shared
 // again once Redis comes.
 func TestRedisDownAtStartup(t *testing.T) {
-	const db = 13
-	rfOwnDB(t, db)
-	p := testenv.NewProxy(t, rfRedis)
-	p.Down()
-	s := rfStart(t, p, db)
-	token := s.checkLogin(t)
-	upload := s.checkFileLimit(t, token)
-	s.checkFallbackMetrics(t)
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		const db = 13
+		rfOwnDB(t, db)
+		p := testenv.NewProxy(t, rfRedis)
+		p.Down()
+		s := rfStart(t, b, p, db)
+		token := s.checkLogin(t)
+		upload := s.checkFileLimit(t, token)
+		s.checkFallbackMetrics(t)
 
-	p.Up(t)
-	// After the cool-down, a limited request starts a probe; poll with
-	// such requests until it found Redis.
-	deadline := time.Now().Add(20 * time.Second)
-	for s.metric(t, "planwerk_redis_up") != "1" {
-		if time.Now().After(deadline) {
-			t.Fatalf("redis not used again 20 s after it came; log:\n%s", s.log.String())
+		p.Up(t)
+		// After the cool-down, a limited request starts a probe; poll with
+		// such requests until it found Redis.
+		deadline := time.Now().Add(20 * time.Second)
+		for s.metric(t, "planwerk_redis_up") != "1" {
+			if time.Now().After(deadline) {
+				t.Fatalf("redis not used again 20 s after it came; log:\n%s", s.log.String())
+			}
+			s.do(t, http.MethodGet, fmt.Sprintf("/v1/files/download/%d", upload), token, nil, "")
+			time.Sleep(100 * time.Millisecond)
 		}
-		s.do(t, http.MethodGet, fmt.Sprintf("/v1/files/download/%d", upload), token, nil, "")
-		time.Sleep(100 * time.Millisecond)
-	}
-	if !strings.Contains(s.log.String(), "redis answers again") {
-		t.Errorf("no log line says redis is back; log:\n%s", s.log.String())
-	}
-	// Redis never saw this user's file requests: a fresh shared count.
-	if status, _, b := s.do(t, http.MethodGet, fmt.Sprintf("/v1/files/download/%d", upload), token, nil, ""); status != http.StatusOK {
-		t.Fatalf("download URL with redis back: %d %s", status, b)
-	}
+		if !strings.Contains(s.log.String(), "redis answers again") {
+			t.Errorf("no log line says redis is back; log:\n%s", s.log.String())
+		}
+		// Redis never saw this user's file requests: a fresh shared count.
+		if status, _, b := s.do(t, http.MethodGet, fmt.Sprintf("/v1/files/download/%d", upload), token, nil, ""); status != http.StatusOK {
+			t.Fatalf("download URL with redis back: %d %s", status, b)
+		}
+	})
 }
 
 // TestRedisFrozen: a Redis that stops answering (connections open, no
 // data) makes no request fail or hang.
 func TestRedisFrozen(t *testing.T) {
-	const db = 14
-	rfOwnDB(t, db)
-	p := testenv.NewProxy(t, rfRedis)
-	s := rfStart(t, p, db)
-	if status, _ := s.grant(t, s.tenant.Password); status != http.StatusOK {
-		t.Fatalf("password grant with redis up: %d", status)
-	}
-	if got := s.metric(t, "planwerk_redis_up"); got != "1" {
-		t.Errorf("planwerk_redis_up = %q with redis up, want 1", got)
-	}
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		const db = 14
+		rfOwnDB(t, db)
+		p := testenv.NewProxy(t, rfRedis)
+		s := rfStart(t, b, p, db)
+		if status, _ := s.grant(t, s.tenant.Password); status != http.StatusOK {
+			t.Fatalf("password grant with redis up: %d", status)
+		}
+		if got := s.metric(t, "planwerk_redis_up"); got != "1" {
+			t.Errorf("planwerk_redis_up = %q with redis up, want 1", got)
+		}
 
-	p.Freeze(t)
-	start := time.Now()
-	token := s.checkLogin(t)
-	s.checkFileLimit(t, token)
-	t.Logf("5 grants and 5 file requests on a frozen redis: %s", time.Since(start))
-	s.checkFallbackMetrics(t)
+		p.Freeze(t)
+		start := time.Now()
+		token := s.checkLogin(t)
+		s.checkFileLimit(t, token)
+		t.Logf("5 grants and 5 file requests on a frozen redis: %s", time.Since(start))
+		s.checkFallbackMetrics(t)
+	})
 }

@@ -109,7 +109,7 @@ func sweepFiles(ctx context.Context, svc *Service, log *slog.Logger) {
 	for {
 		// A run that hangs on a frozen store ends, and the next one tries again.
 		runCtx, cancel := context.WithTimeout(ctx, 30*time.Minute)
-		n, err := svc.Uploads.Sweep(runCtx, time.Hour)
+		n, err := svc.Uploads.Sweep(runCtx, time.Now().Add(-time.Hour))
 		cancel()
 		if err != nil && ctx.Err() == nil {
 			log.Warn("sweep files", "err", err)

@@ -83,69 +83,71 @@ func TestShutdownCutsUploads(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	bin := testenv.BuildBinary(t, t.TempDir())
-	testenv.EachFiles(t, func(t *testing.T, fb testenv.FileBackend) {
-		files := testenv.Files(t, fb)
-		env := []string{"PLANWERK_DATABASE=sqlite:" + filepath.Join(t.TempDir(), "planwerk.db"), "PLANWERK_FILES=" + files}
-		s := serveBinary(t, bin, env, "--shutdown-grace", "1s")
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		testenv.EachFiles(t, func(t *testing.T, fb testenv.FileBackend) {
+			files := testenv.Files(t, fb)
+			env := []string{"PLANWERK_DATABASE=" + testenv.DSN(t, b), "PLANWERK_FILES=" + files}
+			s := serveBinary(t, bin, env, "--shutdown-grace", "1s")
 
-		req, _ := http.NewRequest(http.MethodPost, s.url+"/v1/expenses", strings.NewReader(`{}`))
-		req.Header.Set("companyurl", "acme")
-		req.Header.Set("Authorization", "Bearer "+s.token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var exp struct{ ID int64 }
-		_ = json.NewDecoder(resp.Body).Decode(&exp)
-		resp.Body.Close()
-
-		// An upload that sends 10 MiB (more than one S3 part) and then
-		// nothing more, though it announced 20 MiB.
-		u, _ := url.Parse(s.url)
-		conn, err := net.Dial("tcp", u.Host)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		head := "--XX\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.bin\"\r\n\r\n"
-		fmt.Fprintf(conn, "POST /v1/files/upload/expense/%d HTTP/1.1\r\nHost: %s\r\ncompanyurl: acme\r\nAuthorization: Bearer %s\r\n"+
-			"Content-Type: multipart/form-data; boundary=XX\r\nContent-Length: %d\r\n\r\n%s",
-			exp.ID, u.Host, s.token, len(head)+20<<20, head)
-		if _, err := conn.Write(bytes.Repeat([]byte{7}, 10<<20)); err != nil {
-			t.Fatal(err)
-		}
-		// The upload is being stored: a temporary file, or a multipart upload.
-		inFlight := func() bool { return len(leftovers(t, fb, files)) > 0 }
-		deadline := time.Now().Add(time.Minute)
-		for !inFlight() {
-			if time.Now().After(deadline) {
-				t.Fatalf("the upload never reached the store; log:\n%s", s.log.String())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-
-		if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case err := <-s.exit:
+			req, _ := http.NewRequest(http.MethodPost, s.url+"/v1/expenses", strings.NewReader(`{}`))
+			req.Header.Set("companyurl", "acme")
+			req.Header.Set("Authorization", "Bearer "+s.token)
+			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
-				t.Errorf("exit after SIGTERM: %v, want 0; log:\n%s", err, s.log.String())
+				t.Fatal(err)
 			}
-		case <-time.After(time.Minute):
-			t.Fatalf("still running a minute after SIGTERM; log:\n%s", s.log.String())
-		}
-		s.exit <- nil // for the clean-up
-		if left := leftovers(t, fb, files); len(left) > 0 {
-			t.Errorf("left behind by the cut upload: %v", left)
-		}
-		if !strings.Contains(s.log.String(), "grace period over") {
-			t.Errorf("the log does not say the grace period ended:\n%s", s.log.String())
-		}
-		// New connections are refused once it has stopped.
-		if _, err := net.DialTimeout("tcp", u.Host, time.Second); err == nil {
-			t.Error("the stopped service still accepts connections")
-		}
+			var exp struct{ ID int64 }
+			_ = json.NewDecoder(resp.Body).Decode(&exp)
+			resp.Body.Close()
+
+			// An upload that sends 10 MiB (more than one S3 part) and then
+			// nothing more, though it announced 20 MiB.
+			u, _ := url.Parse(s.url)
+			conn, err := net.Dial("tcp", u.Host)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			head := "--XX\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.bin\"\r\n\r\n"
+			fmt.Fprintf(conn, "POST /v1/files/upload/expense/%d HTTP/1.1\r\nHost: %s\r\ncompanyurl: acme\r\nAuthorization: Bearer %s\r\n"+
+				"Content-Type: multipart/form-data; boundary=XX\r\nContent-Length: %d\r\n\r\n%s",
+				exp.ID, u.Host, s.token, len(head)+20<<20, head)
+			if _, err := conn.Write(bytes.Repeat([]byte{7}, 10<<20)); err != nil {
+				t.Fatal(err)
+			}
+			// The upload is being stored: a temporary file, or a multipart upload.
+			inFlight := func() bool { return len(leftovers(t, fb, files)) > 0 }
+			deadline := time.Now().Add(time.Minute)
+			for !inFlight() {
+				if time.Now().After(deadline) {
+					t.Fatalf("the upload never reached the store; log:\n%s", s.log.String())
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+
+			if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-s.exit:
+				if err != nil {
+					t.Errorf("exit after SIGTERM: %v, want 0; log:\n%s", err, s.log.String())
+				}
+			case <-time.After(time.Minute):
+				t.Fatalf("still running a minute after SIGTERM; log:\n%s", s.log.String())
+			}
+			s.exit <- nil // for the clean-up
+			if left := leftovers(t, fb, files); len(left) > 0 {
+				t.Errorf("left behind by the cut upload: %v", left)
+			}
+			if !strings.Contains(s.log.String(), "grace period over") {
+				t.Errorf("the log does not say the grace period ended:\n%s", s.log.String())
+			}
+			// New connections are refused once it has stopped.
+			if _, err := net.DialTimeout("tcp", u.Host, time.Second); err == nil {
+				t.Error("the stopped service still accepts connections")
+			}
+		})
 	})
 }
 
@@ -184,23 +186,25 @@ func TestMetricsAddr(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	bin := testenv.BuildBinary(t, t.TempDir())
-	metricsAddr := testenv.FreeAddr(t)
-	env := []string{"PLANWERK_DATABASE=sqlite:" + filepath.Join(t.TempDir(), "planwerk.db"), "PLANWERK_FILES=" + t.TempDir()}
-	s := serveBinary(t, bin, env, "--metrics-addr", metricsAddr)
-	get := func(u string) (int, string) {
-		resp, err := http.Get(u)
-		if err != nil {
-			t.Fatal(err)
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		metricsAddr := testenv.FreeAddr(t)
+		env := []string{"PLANWERK_DATABASE=" + testenv.DSN(t, b), "PLANWERK_FILES=" + t.TempDir()}
+		s := serveBinary(t, bin, env, "--metrics-addr", metricsAddr)
+		get := func(u string) (int, string) {
+			resp, err := http.Get(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			raw, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(raw)
 		}
-		defer resp.Body.Close()
-		raw, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(raw)
-	}
-	if status, _ := get(s.url + "/metrics"); status != http.StatusNotFound {
-		t.Errorf("/metrics on the main listener: %d, want 404", status)
-	}
-	status, body := get("http://" + metricsAddr + "/metrics")
-	if status != http.StatusOK || !strings.Contains(body, "planwerk_http_requests_total") {
-		t.Errorf("/metrics on --metrics-addr: %d %.200s", status, body)
-	}
+		if status, _ := get(s.url + "/metrics"); status != http.StatusNotFound {
+			t.Errorf("/metrics on the main listener: %d, want 404", status)
+		}
+		status, body := get("http://" + metricsAddr + "/metrics")
+		if status != http.StatusOK || !strings.Contains(body, "planwerk_http_requests_total") {
+			t.Errorf("/metrics on --metrics-addr: %d %.200s", status, body)
+		}
+	})
 }

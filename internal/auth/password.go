@@ -45,6 +45,9 @@ func NewHasher(parallel int) *Hasher {
 	return h
 }
 
+// Share is the fair share of hashing, for monitoring.
+func (h *Hasher) Share() *gate.Gate { return h.slots }
+
 // Hash returns the PHC-formatted argon2id hash of password.
 func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
 	salt := make([]byte, argonSaltLen)

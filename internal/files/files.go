@@ -18,9 +18,11 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"planwerk/internal/auth"
+	"planwerk/internal/fault"
 	"planwerk/internal/filestore"
 	"planwerk/internal/metrics"
 	"planwerk/internal/ratelimit"
@@ -175,10 +177,10 @@ func (s *Service) Upload(ctx context.Context, caller auth.Principal, tenant stor
 		Filename: Sanitize(part.Filename), ContentType: part.ContentType,
 		StorageKey: fmt.Sprintf("t%d/u%d-%s", caller.TenantID, id, randomHex(8)),
 	}
-	putCtx, moved, stop := progress(ctx, s.cfg.IdleTimeout)
-	limited := &capReader{r: part.Body, left: s.cfg.MaxUploadBytes, moved: moved}
+	putCtx, watch := watchStore(ctx, s.cfg.IdleTimeout)
+	limited := &capReader{r: part.Body, left: s.cfg.MaxUploadBytes, watch: watch}
 	up.Size, err = s.fs.Put(putCtx, up.StorageKey, limited)
-	stop()
+	stalled := watch.stop()
 	var bodyErr *clientError
 	switch {
 	case errors.Is(err, errTooLarge):
@@ -193,6 +195,8 @@ func (s *Service) Upload(ctx context.Context, caller auth.Principal, tenant stor
 			return store.Upload{}, fail(408, "body_timeout", "the request body stalled: no data arrived for too long")
 		}
 		return store.Upload{}, fail(400, "invalid_upload", "the file part cannot be read: "+bodyErr.err.Error())
+	case err != nil && stalled:
+		return store.Upload{}, fault.Unavailable(fault.FileStore, fmt.Errorf("store upload: %w", err))
 	case err != nil:
 		return store.Upload{}, fmt.Errorf("store upload: %w", err)
 	}
@@ -388,33 +392,66 @@ func (s *Service) step(ctx context.Context) (context.Context, context.CancelFunc
 	return context.WithTimeout(ctx, s.cfg.StepTimeout)
 }
 
-// progress returns a context that ends when moved has not been called
-// for idle (never, when idle is 0), and a function that stops watching.
-func progress(ctx context.Context, idle time.Duration) (context.Context, func(), func()) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	if idle <= 0 {
-		return ctx, func() {}, func() { cancel(nil) }
-	}
-	t := time.AfterFunc(idle, func() { cancel(errStalled) })
-	return ctx, func() { t.Reset(idle) }, func() { t.Stop(); cancel(nil) }
+// storeWatch ends the store's context of an upload when the store takes
+// no bytes for idle: the time from one read of the body returning to the
+// store asking for the next. Time spent waiting for the client is the
+// body deadline's, not the store's.
+type storeWatch struct {
+	timer   *time.Timer // nil: not watching (idle 0)
+	idle    time.Duration
+	cancel  context.CancelCauseFunc
+	stalled atomic.Bool
 }
 
-// errStalled ends an upload whose bytes stopped moving.
-var errStalled = errors.New("the upload made no progress")
+func watchStore(ctx context.Context, idle time.Duration) (context.Context, *storeWatch) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	w := &storeWatch{idle: idle, cancel: cancel}
+	if idle > 0 {
+		w.timer = time.AfterFunc(idle, func() {
+			w.stalled.Store(true)
+			cancel(errStalled)
+		})
+	}
+	return ctx, w
+}
 
-// capReader fails once more than left bytes have been read, and reports
-// each read that moved bytes.
+// reading pauses the watch while the body is read; read resumes it.
+func (w *storeWatch) reading() {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+}
+
+func (w *storeWatch) read() {
+	if w.timer != nil {
+		w.timer.Reset(w.idle)
+	}
+}
+
+// stop ends the watch and reports whether the store stalled.
+func (w *storeWatch) stop() bool {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	w.cancel(nil)
+	return w.stalled.Load()
+}
+
+// errStalled ends an upload whose store stopped taking bytes.
+var errStalled = errors.New("the file store took no data")
+
+// capReader fails once more than left bytes have been read; it tells the
+// store's watch when the body is being read.
 type capReader struct {
 	r     io.Reader
 	left  int64
-	moved func()
+	watch *storeWatch
 }
 
 func (c *capReader) Read(p []byte) (int, error) {
+	c.watch.reading()
 	n, err := c.r.Read(p)
-	if n > 0 {
-		c.moved()
-	}
+	c.watch.read()
 	c.left -= int64(n)
 	if c.left < 0 {
 		return n, errTooLarge

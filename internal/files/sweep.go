@@ -10,12 +10,11 @@ import (
 )
 
 // Sweep removes what crashes, cut requests and failed cleanups leave in
-// the store, once older than minAge (a younger one may belong to an
-// upload that is about to commit): temporary files, files no upload
+// the store, when last written before cutoff (a younger one may belong
+// to an upload that is about to commit): temporary files, files no upload
 // names, and unfinished multipart uploads. Only keys of Planwerk's own
 // form are touched. It returns how many it removed.
-func (s *Service) Sweep(ctx context.Context, minAge time.Duration) (int, error) {
-	cutoff := time.Now().Add(-minAge)
+func (s *Service) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
 	files, err := s.sweepFiles(ctx, cutoff)
 	uploads, err2 := s.sweepIncomplete(ctx, cutoff)
 	return files + uploads, errors.Join(err, err2)
@@ -25,7 +24,7 @@ func (s *Service) Sweep(ctx context.Context, minAge time.Duration) (int, error) 
 func (s *Service) sweepFiles(ctx context.Context, cutoff time.Time) (int, error) {
 	removed := 0
 	err := s.fs.Walk(ctx, func(key string, modTime time.Time) error {
-		if modTime.After(cutoff) {
+		if !modTime.Before(cutoff) {
 			return nil
 		}
 		if !filestore.IsTemporary(key) {
@@ -52,7 +51,7 @@ func (s *Service) sweepFiles(ctx context.Context, cutoff time.Time) (int, error)
 func (s *Service) sweepIncomplete(ctx context.Context, cutoff time.Time) (int, error) {
 	removed := 0
 	err := s.fs.WalkIncomplete(ctx, func(u filestore.Incomplete) error {
-		if u.Started.After(cutoff) {
+		if !u.Started.Before(cutoff) {
 			return nil
 		}
 		if _, ok := ownKey(u.Key); !ok {

@@ -184,6 +184,16 @@ func KeyFrom(ctx context.Context) int64 {
 	return k
 }
 
+// Name is the gate's name.
+func (g *Gate) Name() string { return g.name }
+
+// Stats reports the slots held and the requests waiting, of all keys.
+func (g *Gate) Stats() (inUse, waiting int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.inUse, g.waiters.Len()
+}
+
 // Queued reports how many requests of key wait, for tests and metrics.
 func (g *Gate) Queued(key int64) int {
 	g.mu.Lock()

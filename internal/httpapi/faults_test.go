@@ -8,6 +8,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -322,9 +323,9 @@ func getUploadID(t *testing.T, base string, hdr map[string]string, expense any) 
 // temporary file, loses nothing acknowledged, and /readyz names it. The
 // folder store and a SQLite database each live on a small file system.
 func TestFullDisk(t *testing.T) {
-	t.Run("files", func(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		disk := testenv.SmallDisk(t, "96m")
-		srv := testenv.Start(t, testenv.Backend{Name: "sqlite"}, func(c *config.Config) {
+		srv := testenv.Start(t, b, func(c *config.Config) {
 			c.Files = disk
 			c.FileRate = 100000
 		})
@@ -363,7 +364,7 @@ func TestFullDisk(t *testing.T) {
 			}
 		}
 	})
-	t.Run("sqlite", func(t *testing.T) {
+	t.Run("database", func(t *testing.T) {
 		disk := testenv.SmallDisk(t, "16m")
 		srv := testenv.Start(t, testenv.Backend{Name: "sqlite"}, func(c *config.Config) {
 			c.Database = "sqlite:" + filepath.Join(disk, "planwerk.db")
@@ -385,7 +386,8 @@ func TestFullDisk(t *testing.T) {
 			}
 		}
 		if !full {
-			t.Fatal("the disk never filled up")
+			out, _ := exec.Command("df", "-h", disk).CombinedOutput()
+			t.Fatalf("the disk never filled up:\n%s", out)
 		}
 		if status, body, _ := readyz(t, srv.URL); status != http.StatusServiceUnavailable || body["code"] != "insufficient_storage" {
 			t.Errorf("readyz with the database's disk full: %d %v", status, body)

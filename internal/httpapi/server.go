@@ -164,6 +164,9 @@ func (s *Server) data(pattern string, h handlerFunc) {
 	s.route(pattern, Bearer, s.withTenant(s.withAuth(s.handle(h))))
 }
 
+// Share is the fair share of requests in progress, for monitoring.
+func (s *Server) Share() *gate.Gate { return s.requests }
+
 // Wait waits until every request being handled has returned, or ctx
 // ends: after a shutdown cuts connections, their handlers still clean up
 // (temporary files, incomplete uploads).

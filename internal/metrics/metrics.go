@@ -134,6 +134,29 @@ func (m *Metrics) RateLimitFallback(limit string) {
 	}
 }
 
+// Share is a fair share of slots (a gate): its name, the slots in use and
+// the requests waiting.
+type Share interface {
+	Name() string
+	Stats() (inUse, waiting int)
+}
+
+// Watch exports the state of fair shares as planwerk_share_in_use and
+// planwerk_share_waiting, labelled with their names.
+func (m *Metrics) Watch(shares ...Share) {
+	if m == nil {
+		return
+	}
+	for _, sh := range shares {
+		labels := prometheus.Labels{"gate": sh.Name()}
+		m.registry.MustRegister(
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "planwerk_share_in_use", ConstLabels: labels,
+				Help: "Slots of a fair share in use."}, func() float64 { n, _ := sh.Stats(); return float64(n) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "planwerk_share_waiting", ConstLabels: labels,
+				Help: "Requests waiting for a slot of a fair share."}, func() float64 { _, n := sh.Stats(); return float64(n) }))
+	}
+}
+
 // Overloaded records a request that got no slot of the fair share named
 // gate: refused because its tenant's queue was full, or its wait ended.
 func (m *Metrics) Overloaded(gate string, queueFull bool) {

@@ -58,13 +58,7 @@ func (s *Service) Query(ctx context.Context, caller auth.Principal, r *resource.
 	}
 	// Long lists spill to the system's temporary folder (TMPDIR).
 	sp := spool.New("", spoolMemory)
-	release, err := s.db.HeavyRead(ctx)
-	if err != nil {
-		return nil, err
-	}
-	err = s.db.ListRecords(ctx, caller.TenantID, Collection(r), q, sp.Add)
-	release()
-	if err != nil {
+	if err := s.db.ListRecords(ctx, caller.TenantID, Collection(r), q, sp.Add); err != nil {
 		sp.Close()
 		return nil, err
 	}

@@ -117,6 +117,9 @@ func New(db *store.DB, reg *resource.Registry, hooks map[string]Hooks) *Service 
 	return s
 }
 
+// Share is the fair share of reference expansion, for monitoring.
+func (s *Service) Share() *gate.Gate { return s.expansions }
+
 // Collection returns where a resource's records live.
 func Collection(r *resource.Resource) store.Collection {
 	if r.Table != "records" {

@@ -174,6 +174,9 @@ func (db *DB) RecordExists(ctx context.Context, q Querier, tenantID int64, c Col
 }
 
 // ListRecords runs a list query and calls fn with each document in order.
+// A scan takes a slot of the tenant's share of list scans (the tenant that
+// ctx carries, see gate.WithKey) for as long as its rows are open, so fn
+// should be quick: copy, do not wait.
 // Rows are read one at a time: the document slice is only valid during
 // the call. The criteria compile to a single parameterised statement.
 func (db *DB) ListRecords(ctx context.Context, tenantID int64, c Collection, q *query.Query, fn func(doc []byte) error) error {
@@ -187,6 +190,11 @@ func (db *DB) ListRecords(ctx context.Context, tenantID int64, c Collection, q *
 		Limit:   int64(q.Limit),
 		Skip:    int64(q.Skip),
 	})
+	release, err := db.reads.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	rows, err := db.read.QueryContext(ctx, s.String(), s.Args...)
 	if err != nil {
 		return fmt.Errorf("list %s: %w", c.Resource, err)

@@ -227,11 +227,8 @@ func postgresConfig(dsn string, opts Options) (*pgx.ConnConfig, error) {
 	return cfg, nil
 }
 
-// HeavyRead takes a slot of the tenant's share of list scans (the tenant
-// that ctx carries, see gate.WithKey); release gives it back.
-func (db *DB) HeavyRead(ctx context.Context) (release func(), err error) {
-	return db.reads.Acquire(ctx)
-}
+// Shares are the fair shares of the pools, for monitoring.
+func (db *DB) Shares() []*gate.Gate { return []*gate.Gate{db.writes, db.reads} }
 
 // Engine names the database engine: "sqlite" or "postgres".
 func (db *DB) Engine() string { return db.dialect.name() }

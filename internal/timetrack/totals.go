@@ -72,12 +72,7 @@ func (s *Service) TimeTotals(ctx context.Context, caller auth.Principal, from, t
 	}
 	out := Totals{From: from, To: to, GroupBy: groupBy, Totals: zeroSeconds()}
 	groups := map[any]*Group{}
-	release, err := s.db.HeavyRead(ctx)
-	if err != nil {
-		return Totals{}, err
-	}
-	defer release()
-	err = s.db.ListRecords(ctx, caller.TenantID, records.Collection(te), q, func(b []byte) error {
+	err := s.db.ListRecords(ctx, caller.TenantID, records.Collection(te), q, func(b []byte) error {
 		var doc map[string]any
 		if err := json.Unmarshal(b, &doc); err != nil {
 			return err
