@@ -187,12 +187,10 @@ func (s *Service) Upload(ctx context.Context, caller auth.Principal, tenant stor
 		return store.Upload{}, fail(403, "file_too_large",
 			fmt.Sprintf("the file is larger than the per-upload cap of %d bytes", s.cfg.MaxUploadBytes))
 	case errors.As(err, &bodyErr):
-		// The request, not the store, failed: a body cut short or malformed.
-		if mbe := (*http.MaxBytesError)(nil); errors.As(bodyErr.err, &mbe) {
+		// The request, not the store, failed: a body too large or stalled
+		// is answered as any request's; one cut short or malformed here.
+		if mbe := (*http.MaxBytesError)(nil); errors.As(bodyErr.err, &mbe) || errors.Is(bodyErr.err, os.ErrDeadlineExceeded) {
 			return store.Upload{}, bodyErr.err
-		}
-		if errors.Is(bodyErr.err, os.ErrDeadlineExceeded) {
-			return store.Upload{}, fail(408, "body_timeout", "the request body stalled: no data arrived for too long")
 		}
 		return store.Upload{}, fail(400, "invalid_upload", "the file part cannot be read: "+bodyErr.err.Error())
 	case err != nil && stalled:

@@ -65,9 +65,6 @@ func (s *Service) Query(ctx context.Context, caller auth.Principal, r *resource.
 	return &Listing{s: s, caller: caller, r: r, populate: q.Populate, sp: sp}, nil
 }
 
-// Len is the number of records of the listing.
-func (l *Listing) Len() int { return l.sp.Len() }
-
 // Close releases the listing's memory and temporary file.
 func (l *Listing) Close() error { return l.sp.Close() }
 
@@ -95,8 +92,11 @@ func (l *Listing) Each(ctx context.Context, lookupTimeout time.Duration, emit fu
 		}
 	}
 	// Expanding is the processor's work; a tenant does at most its share
-	// of it at once, however many lists it asks for.
-	release, err := l.s.expansions.Acquire(ctx)
+	// of it at once, however many lists it asks for, and waits for its turn
+	// no longer than a look-up may take.
+	wait, cancel := withTimeout(ctx, lookupTimeout)
+	release, err := l.s.expansions.Acquire(wait)
+	cancel()
 	if err != nil {
 		return err
 	}
@@ -285,10 +285,7 @@ func (p *populator) fetch(ctx context.Context, need map[ref]bool, budget bool) (
 		}
 		visible := p.s.hooks[target].Visible
 		stopped := false
-		lookup, cancel := ctx, context.CancelFunc(func() {})
-		if p.timeout > 0 {
-			lookup, cancel = context.WithTimeout(ctx, p.timeout)
-		}
+		lookup, cancel := withTimeout(ctx, p.timeout)
 		err := p.s.db.EachByID(lookup, p.caller.TenantID, Collection(tr), ids, func(id int64, doc []byte) error {
 			keep := bytes.Clone(doc)
 			if visible != nil {
@@ -353,4 +350,12 @@ func (p *populator) write(d parsed, emit func([]byte) error) error {
 	}
 	p.out.WriteByte('}')
 	return emit(p.out.Bytes())
+}
+
+// withTimeout is context.WithTimeout, or ctx as it is when d is 0.
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, d)
 }
