@@ -75,13 +75,6 @@ func benchDB(b *testing.B, engine string) (*store.DB, int64, store.Collection) {
 // evaluated in full on every record: or-terms all false, and-terms all
 // true. The attributes f00 ... f63 hold long strings.
 func worstWheres() map[string]url.Values {
-	many := func(n int, f func(i int) string) string {
-		parts := make([]string, n)
-		for i := range parts {
-			parts[i] = f(i)
-		}
-		return strings.Join(parts, ",")
-	}
 	attr := func(i int) string { return fmt.Sprintf("f%02d", i%query.MaxAttributes) }
 	loose := url.Values{}
 	for i := range query.MaxValues {

@@ -921,13 +921,6 @@ func matchReference(t *testing.T, cases []evalCase, run func(engine, *query.Quer
 func TestManyValues(t *testing.T) {
 	rs := genRecords(30)
 	es := engines(t, rs)
-	many := func(n int, f func(i int) string) string {
-		parts := make([]string, n)
-		for i := range parts {
-			parts[i] = f(i)
-		}
-		return strings.Join(parts, ",")
-	}
 	filter := url.Values{}
 	for i := range query.MaxValues {
 		filter.Add("n", strconv.Itoa(i-5))
@@ -996,4 +989,13 @@ func TestUnstorableText(t *testing.T) {
 			}
 		}
 	})
+}
+
+// many joins f(0) … f(n-1) with commas: a JSON list of n generated items.
+func many(n int, f func(i int) string) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = f(i)
+	}
+	return strings.Join(parts, ",")
 }

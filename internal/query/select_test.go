@@ -44,13 +44,6 @@ func runSelect(e engine, q *query.Query) ([]int64, string, error) {
 
 // limitCases are criteria at the limits of the language.
 func limitCases() map[string]url.Values {
-	many := func(n int, f func(i int) string) string {
-		parts := make([]string, n)
-		for i := range parts {
-			parts[i] = f(i)
-		}
-		return strings.Join(parts, ",")
-	}
 	loose := url.Values{}
 	for i := range query.MaxValues {
 		loose.Add("n", strconv.Itoa(i-5))
