@@ -17,6 +17,7 @@ import (
 	"planwerk/internal/app"
 	"planwerk/internal/config"
 	"planwerk/internal/store"
+	"planwerk/internal/users"
 )
 
 // runEntries measures time entry creation: WORK entries, which lock and
@@ -58,7 +59,7 @@ func benchEntries(ctx context.Context, dsn string, d time.Duration) (string, flo
 		return "", 0, 0, 0, err
 	}
 	defer svc.Close()
-	if _, _, err := app.CreateTenant(ctx, svc, app.TenantSpec{Slug: "bench", AdminEmail: "admin@bench.test", AdminPassword: "bench-password"}); err != nil {
+	if _, _, err := app.CreateTenant(ctx, svc, users.TenantSpec{Slug: "bench", AdminEmail: "admin@bench.test", AdminPassword: "bench-password"}); err != nil {
 		return "", 0, 0, 0, err
 	}
 	srv := serve(svc)

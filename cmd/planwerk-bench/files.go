@@ -18,6 +18,7 @@ import (
 	"planwerk/internal/app"
 	"planwerk/internal/config"
 	"planwerk/internal/store"
+	"planwerk/internal/users"
 )
 
 // runFiles measures uploads and downloads on the folder store: throughput
@@ -48,7 +49,7 @@ func runFiles(ctx context.Context, big int64) error {
 		return err
 	}
 	defer svc.Close()
-	if _, _, err := app.CreateTenant(ctx, svc, app.TenantSpec{Slug: "bench", AdminEmail: "admin@bench.test", AdminPassword: "bench-password"}); err != nil {
+	if _, _, err := app.CreateTenant(ctx, svc, users.TenantSpec{Slug: "bench", AdminEmail: "admin@bench.test", AdminPassword: "bench-password"}); err != nil {
 		return err
 	}
 	srv := serve(svc)

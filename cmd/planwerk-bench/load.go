@@ -22,6 +22,7 @@ import (
 	"planwerk/internal/app"
 	"planwerk/internal/config"
 	"planwerk/internal/store"
+	"planwerk/internal/users"
 )
 
 // runLoad drives Planwerk with vegeta at a fixed number of concurrent
@@ -132,7 +133,7 @@ func newLoadEnv(ctx context.Context, dsn, filesDir string) (*loadEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := app.CreateTenant(ctx, svc, app.TenantSpec{Slug: "bench", AdminEmail: "admin@bench.test", AdminPassword: "bench-password"}); err != nil {
+	if _, _, err := app.CreateTenant(ctx, svc, users.TenantSpec{Slug: "bench", AdminEmail: "admin@bench.test", AdminPassword: "bench-password"}); err != nil {
 		return nil, err
 	}
 	srv := serve(svc)

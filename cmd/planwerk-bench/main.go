@@ -40,6 +40,7 @@ import (
 	"planwerk/internal/app"
 	"planwerk/internal/config"
 	"planwerk/internal/store"
+	"planwerk/internal/users"
 )
 
 func main() {
@@ -147,7 +148,7 @@ func benchEngine(ctx context.Context, dsn string, n int, d time.Duration) (resul
 		return result{}, err
 	}
 	defer svc.Close()
-	tn, _, err := app.CreateTenant(ctx, svc, app.TenantSpec{Slug: "bench", AdminEmail: "admin@bench.test", AdminPassword: "bench-password"})
+	tn, _, err := app.CreateTenant(ctx, svc, users.TenantSpec{Slug: "bench", AdminEmail: "admin@bench.test", AdminPassword: "bench-password"})
 	if err != nil {
 		return result{}, err
 	}

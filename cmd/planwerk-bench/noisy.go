@@ -15,6 +15,7 @@ import (
 	"planwerk/internal/config"
 	"planwerk/internal/noisy"
 	"planwerk/internal/store"
+	"planwerk/internal/users"
 )
 
 // serve runs the service as `planwerk serve` does: its timeouts and its
@@ -86,11 +87,11 @@ func noisyEngine(ctx context.Context, dsn string, n int) (noisyResult, error) {
 		return noisyResult{}, err
 	}
 	defer svc.Close()
-	loud, loudAdmin, err := app.CreateTenant(ctx, svc, app.TenantSpec{Slug: "loud", AdminEmail: "admin@loud.test", AdminPassword: "loud-password"})
+	loud, loudAdmin, err := app.CreateTenant(ctx, svc, users.TenantSpec{Slug: "loud", AdminEmail: "admin@loud.test", AdminPassword: "loud-password"})
 	if err != nil {
 		return noisyResult{}, err
 	}
-	calm, _, err := app.CreateTenant(ctx, svc, app.TenantSpec{Slug: "calm", AdminEmail: "admin@calm.test", AdminPassword: "calm-password"})
+	calm, _, err := app.CreateTenant(ctx, svc, users.TenantSpec{Slug: "calm", AdminEmail: "admin@calm.test", AdminPassword: "calm-password"})
 	if err != nil {
 		return noisyResult{}, err
 	}

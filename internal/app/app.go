@@ -19,14 +19,17 @@ import (
 	"planwerk/internal/config"
 	"planwerk/internal/files"
 	"planwerk/internal/filestore"
+	"planwerk/internal/holidays"
 	"planwerk/internal/httpapi"
 	"planwerk/internal/metrics"
 	"planwerk/internal/ratelimit"
 	"planwerk/internal/records"
 	"planwerk/internal/resource"
+	"planwerk/internal/skills"
 	"planwerk/internal/store"
 	"planwerk/internal/tenancy"
 	"planwerk/internal/timetrack"
+	"planwerk/internal/users"
 )
 
 // Version is set at build time with -ldflags "-X planwerk/internal/app.Version=...".
@@ -158,6 +161,7 @@ type Service struct {
 	Hasher   *auth.Hasher
 	Registry *resource.Registry
 	Records  *records.Service
+	Users    *users.Service
 	Handler  *httpapi.Server
 	Metrics  *metrics.Metrics
 	Uploads  *files.Service
@@ -201,10 +205,12 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 	}, log)
 	resolver := tenancy.NewResolver(db, cfg.BaseDomain, 10*time.Second)
 	svc.Registry = resource.New()
-	tt := timetrack.New(db, svc.Registry)
-	hooks := records.DefaultHooks(db, svc.Hasher, svc.Auth)
-	hooks["time-entries"] = tt.EntryHooks()
-	svc.Records = records.New(db, svc.Registry, hooks)
+	hol := holidays.New(db, svc.Registry)
+	svc.Users = users.New(db, svc.Hasher, svc.Auth, hol.Ensure)
+	d := domains{time: timetrack.New(db, svc.Registry), skills: skills.New(db, svc.Registry), holidays: hol, users: svc.Users}
+	if svc.Records, err = records.New(db, svc.Registry, d.rules()); err != nil {
+		return nil, err
+	}
 	fileSvc := files.New(db, fs, svc.Registry, svc.Records,
 		limiter("files", ratelimit.Rule{Burst: cfg.FileRate, Every: time.Minute / time.Duration(cfg.FileRate)}),
 		files.Config{MaxUploadBytes: cfg.MaxUploadBytes, TenantStorageBytes: cfg.TenantStorageBytes, Secret: secret, Metrics: svc.Metrics,
@@ -214,7 +220,7 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 		BaseDomain: cfg.BaseDomain, RequestTimeout: cfg.RequestTimeout, WriteIdleTimeout: cfg.WriteIdleTimeout,
 		MetricsElsewhere: cfg.MetricsAddr != ""},
 		httpapi.Deps{DB: db, Auth: svc.Auth, Tenants: resolver, Registry: svc.Registry, Records: svc.Records,
-			Time: tt, Files: fileSvc, Store: fs, Metrics: svc.Metrics, Log: log})
+			Time: d.time, Skills: d.skills, Files: fileSvc, Store: fs, Metrics: svc.Metrics, Log: log})
 	for _, g := range append(db.Shares(), svc.Hasher.Share(), svc.Records.Share(), svc.Handler.Share()) {
 		svc.Metrics.Watch(g)
 	}

@@ -6,12 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/mail"
 	"strings"
 
 	"planwerk/internal/config"
 	"planwerk/internal/store"
-	"planwerk/internal/tenancy"
+	"planwerk/internal/users"
 )
 
 func runMigrate(ctx context.Context, args []string, stdio IO) error {
@@ -36,54 +35,16 @@ func runMigrate(ctx context.Context, args []string, stdio IO) error {
 	return nil
 }
 
-// TenantSpec describes a tenant to create.
-type TenantSpec struct {
-	Slug, Name, AdminEmail, AdminPassword string
-}
-
-// Validate checks a TenantSpec before anything is written.
-func (s TenantSpec) Validate() error {
-	var problems []string
-	if !tenancy.ValidSlug(s.Slug) {
-		problems = append(problems, "--slug must be 2 to 63 characters of a-z, 0-9 and -")
-	}
-	if !validEmail(s.AdminEmail) {
-		problems = append(problems, "--admin-email must be an e-mail address")
-	}
-	if s.AdminPassword == "" {
-		problems = append(problems, "the admin password must not be empty")
-	}
-	if len(problems) > 0 {
-		return errors.New(strings.Join(problems, "; "))
-	}
-	return nil
-}
-
-func validEmail(s string) bool {
-	a, err := mail.ParseAddress(s)
-	return err == nil && a.Address == s && a.Name == ""
-}
-
-// CreateTenant creates a tenant with its first admin. The admin's e-mail
-// address must not belong to a user of any tenant yet.
-func CreateTenant(ctx context.Context, svc *Service, spec TenantSpec) (store.Tenant, store.User, error) {
-	if err := spec.Validate(); err != nil {
-		return store.Tenant{}, store.User{}, err
-	}
-	if spec.Name == "" {
-		spec.Name = spec.Slug
-	}
-	hash, err := svc.Hasher.Hash(ctx, spec.AdminPassword)
-	if err != nil {
-		return store.Tenant{}, store.User{}, err
-	}
-	return svc.DB.CreateTenant(ctx, spec.Slug, spec.Name, store.NewAdmin{Email: spec.AdminEmail, PasswordHash: hash})
+// CreateTenant creates a tenant with its first admin (see
+// users.Service.CreateTenant).
+func CreateTenant(ctx context.Context, svc *Service, spec users.TenantSpec) (store.Tenant, store.User, error) {
+	return svc.Users.CreateTenant(ctx, spec)
 }
 
 func runTenantCreate(ctx context.Context, args []string, stdio IO) error {
 	cfg := config.Default()
 	fs := newFlags("tenant create", &cfg, stdio)
-	var spec TenantSpec
+	var spec users.TenantSpec
 	fs.StringVar(&spec.Slug, "slug", "", "tenant slug: 2-63 characters of a-z, 0-9 and -")
 	fs.StringVar(&spec.AdminEmail, "admin-email", "", "e-mail address of the first admin")
 	fs.StringVar(&spec.AdminPassword, "admin-password", "", "password of the first admin (else PLANWERK_ADMIN_PASSWORD, else standard input)")
@@ -138,7 +99,7 @@ const (
 func seedDemo(ctx context.Context, svc *Service, stdio IO, addr string) error {
 	_, err := svc.DB.TenantBySlug(ctx, demoSlug)
 	if errors.Is(err, store.ErrNotFound) {
-		_, _, err = CreateTenant(ctx, svc, TenantSpec{Slug: demoSlug, Name: "Demo", AdminEmail: demoEmail, AdminPassword: demoPassword})
+		_, _, err = CreateTenant(ctx, svc, users.TenantSpec{Slug: demoSlug, Name: "Demo", AdminEmail: demoEmail, AdminPassword: demoPassword})
 	}
 	if err != nil {
 		return fmt.Errorf("demo tenant: %w", err)

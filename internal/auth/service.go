@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"planwerk/internal/errs"
 	"sync"
 	"time"
 
@@ -23,11 +24,12 @@ var (
 	ErrUnauthorized = errors.New("unauthorized")
 )
 
-// ThrottledError says that too many logins failed for an account or address.
-type ThrottledError struct{ RetryAfter time.Duration }
-
-func (e *ThrottledError) Error() string {
-	return fmt.Sprintf("too many failed logins, retry after %s", e.RetryAfter.Round(time.Second))
+// throttled refuses a login because too many failed for the account or
+// the address.
+func throttled(wait time.Duration) error {
+	e := errs.New(errs.Throttled, "too_many_requests", "too many failed logins; try again later")
+	e.RetryAfter = wait
+	return e
 }
 
 // Principal is the authenticated caller of a request.
@@ -60,9 +62,19 @@ type Config struct {
 	Metrics *metrics.Metrics
 }
 
+// Store is what sign-in needs of the database.
+type Store interface {
+	Tx(ctx context.Context, fn func(q store.Querier) error) error
+	UserByEmail(ctx context.Context, tenantID int64, email string) (store.User, error)
+	InsertTokens(ctx context.Context, q store.Querier, tenantID int64, p store.TokenPair) error
+	AccessTokenByHash(ctx context.Context, tenantID int64, hash []byte) (store.AccessToken, error)
+	SpendRefreshToken(ctx context.Context, q store.Querier, tenantID int64, hash []byte, now time.Time) (userID int64, family []byte, err error)
+	RevokeFamily(ctx context.Context, q store.Querier, tenantID int64, family []byte) error
+}
+
 // Service runs the OAuth2 grants and checks bearer tokens.
 type Service struct {
-	db     *store.DB
+	db     Store
 	hasher *Hasher
 	cfg    Config
 	log    *slog.Logger
@@ -71,7 +83,7 @@ type Service struct {
 }
 
 // NewService returns a Service on db.
-func NewService(db *store.DB, hasher *Hasher, cfg Config, log *slog.Logger) *Service {
+func NewService(db Store, hasher *Hasher, cfg Config, log *slog.Logger) *Service {
 	return &Service{db: db, hasher: hasher, cfg: cfg, log: log, now: time.Now,
 		cache: tokenCache{entries: make(map[[32]byte]cachedToken)}}
 }
@@ -129,7 +141,7 @@ func brakeDigest(s string) string {
 }
 
 // takeAttempt counts a login attempt against the account's and the
-// address's brakes, or refuses it with a ThrottledError.
+// address's brakes, or refuses it (errs.Throttled).
 func (s *Service) takeAttempt(ctx context.Context, accountKey, addressKey string) error {
 	for i, l := range []ratelimit.Limiter{s.cfg.AccountBrake, s.cfg.AddressBrake} {
 		wait, err := l.Take(ctx, []string{accountKey, addressKey}[i])
@@ -138,7 +150,7 @@ func (s *Service) takeAttempt(ctx context.Context, accountKey, addressKey string
 		}
 		if wait > 0 {
 			s.cfg.Metrics.RateLimited("login")
-			return &ThrottledError{RetryAfter: wait}
+			return throttled(wait)
 		}
 	}
 	return nil

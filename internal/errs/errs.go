@@ -6,6 +6,8 @@ package errs
 
 import (
 	"errors"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -28,7 +30,27 @@ const (
 	Unavailable                      // a part of the service cannot answer now; retry later
 	Full                             // a part of the service has no room left
 	Canceled                         // the client went away
+	numKinds
 )
+
+var kindNames = [numKinds]string{"", "invalid", "unauthorized", "forbidden", "not found", "method not allowed",
+	"timeout", "conflict", "too large", "URI too long", "unsupported media", "throttled", "unavailable", "full", "canceled"}
+
+func (k Kind) String() string {
+	if k <= 0 || k >= numKinds {
+		return "unknown"
+	}
+	return kindNames[k]
+}
+
+// Kinds returns every kind, for the tables that must cover them all.
+func Kinds() []Kind {
+	out := make([]Kind, 0, numKinds-1)
+	for k := Invalid; k < numKinds; k++ {
+		out = append(out, k)
+	}
+	return out
+}
 
 // Problem names one invalid field and what is wrong with it; Message
 // follows the field's name ("must be a date YYYY-MM-DD").
@@ -54,9 +76,17 @@ func New(kind Kind, code, message string) *Error {
 	return &Error{Kind: kind, Code: code, Message: message}
 }
 
-// Fields is a 400 naming every invalid field at once.
+// Fields refuses a request naming every invalid field at once; the
+// message lists the fields, the problems say what is wrong with each.
 func Fields(problems ...Problem) *Error {
-	return &Error{Kind: Invalid, Code: "invalid", Message: "the request is not valid", Problems: problems}
+	names := make([]string, 0, len(problems))
+	for _, p := range problems {
+		if !slices.Contains(names, p.Field) {
+			names = append(names, p.Field)
+		}
+	}
+	return &Error{Kind: Invalid, Code: "invalid", Problems: problems,
+		Message: "the request is not valid: see " + strings.Join(names, ", ")}
 }
 
 // Field is a 400 naming one invalid field.

@@ -22,11 +22,11 @@ import (
 	"time"
 
 	"planwerk/internal/auth"
+	"planwerk/internal/errs"
 	"planwerk/internal/fault"
 	"planwerk/internal/filestore"
 	"planwerk/internal/metrics"
 	"planwerk/internal/ratelimit"
-	"planwerk/internal/records"
 	"planwerk/internal/resource"
 	"planwerk/internal/store"
 )
@@ -52,37 +52,52 @@ type Config struct {
 	IdleTimeout time.Duration
 }
 
+// Store is what uploads need of the database. It is a Querier itself: an
+// upload's id is allocated outside any transaction.
+type Store interface {
+	store.Querier
+	Tx(ctx context.Context, fn func(q store.Querier) error) error
+	Lock(ctx context.Context, q store.Querier, key string) error
+	NewID(ctx context.Context, q store.Querier, tenantID int64) (int64, error)
+	UploadByID(ctx context.Context, q store.Querier, tenantID, id int64) (store.Upload, error)
+	UploadOf(ctx context.Context, q store.Querier, tenantID int64, model string, record int64) (store.Upload, error)
+	StorageUsed(ctx context.Context, q store.Querier, tenantID, except int64) (int64, error)
+	InsertUpload(ctx context.Context, q store.Querier, tenantID int64, u *store.Upload) error
+	DeleteUpload(ctx context.Context, q store.Querier, tenantID, id int64) error
+	StorageKeyInUse(ctx context.Context, tenantID int64, key string) (bool, error)
+}
+
+// Records reads the records files attach to, under their rules.
+type Records interface {
+	Get(ctx context.Context, caller auth.Principal, r *resource.Resource, id int64, populate []string) (store.Doc, error)
+	MayWrite(caller auth.Principal, r *resource.Resource, doc store.Doc) error
+}
+
 // Service manages uploads.
 type Service struct {
-	db      *store.DB
+	db      Store
 	fs      filestore.Store
 	reg     *resource.Registry
-	records *records.Service
+	records Records
 	limiter ratelimit.Limiter
 	cfg     Config
 	log     *slog.Logger
 }
 
 // New returns a Service.
-func New(db *store.DB, fs filestore.Store, reg *resource.Registry, recs *records.Service, limiter ratelimit.Limiter, cfg Config, log *slog.Logger) *Service {
+func New(db Store, fs filestore.Store, reg *resource.Registry, recs Records, limiter ratelimit.Limiter, cfg Config, log *slog.Logger) *Service {
 	return &Service{db: db, fs: fs, reg: reg, records: recs, limiter: limiter, cfg: cfg, log: log}
 }
 
-// Error is a refused file operation.
-type Error struct {
-	Status     int
-	Code       string
-	Message    string
-	RetryAfter time.Duration
-}
-
-func (e *Error) Error() string { return e.Message }
-
-func fail(status int, code, msg string) *Error {
-	return &Error{Status: status, Code: code, Message: msg}
-}
-
-var errNoRecord = fail(404, "not_found", "no such record")
+// The refusals of file operations.
+var (
+	errNoRecord   = errs.New(errs.NotFound, "not_found", "no such record")
+	errNoUpload   = errs.New(errs.NotFound, "not_found", "no such upload")
+	errTooMany    = errs.New(errs.Forbidden, "too_many_uploads", msgTooMany)
+	errFull       = errs.New(errs.Forbidden, "storage_full", "the account's file storage is full")
+	errBadLink    = errs.New(errs.Forbidden, "invalid_signature", "the download link is invalid or has expired")
+	errNoSuchKind = errs.New(errs.NotFound, "not_found", "files attach to model document or expense")
+)
 
 // models maps the upload path's model to the owning resource.
 var models = map[string]string{"document": "documents", "expense": "expenses"}
@@ -96,7 +111,9 @@ func (s *Service) Limit(ctx context.Context, caller auth.Principal) error {
 	}
 	if wait > 0 {
 		s.cfg.Metrics.RateLimited("files")
-		return &Error{Status: 429, Code: "rate_limited", Message: "too many upload and download requests; retry later", RetryAfter: wait}
+		e := errs.New(errs.Throttled, "rate_limited", "too many upload and download requests; retry later")
+		e.RetryAfter = wait
+		return e
 	}
 	return nil
 }
@@ -106,7 +123,7 @@ func (s *Service) Limit(ctx context.Context, caller auth.Principal) error {
 func (s *Service) owner(ctx context.Context, caller auth.Principal, model string, id int64, write bool) (*resource.Resource, error) {
 	name, ok := models[model]
 	if !ok {
-		return nil, fail(404, "not_found", "files attach to model document or expense")
+		return nil, errNoSuchKind
 	}
 	r, _ := s.reg.Get(name)
 	doc, err := s.records.Get(ctx, caller, r, id, nil)
@@ -140,25 +157,10 @@ func (s *Service) Upload(ctx context.Context, caller auth.Principal, tenant stor
 	if _, err := s.owner(ctx, caller, model, recordID, true); err != nil {
 		return store.Upload{}, err
 	}
-	capacity := s.capacity(tenant)
-	// Early answers before the file streams; the transaction below decides.
-	// A file being replaced does not count against the cap.
-	var current int64
-	old, err := s.db.UploadOf(ctx, nil, caller.TenantID, model, recordID)
-	switch {
-	case err == nil && !replace:
-		return store.Upload{}, fail(403, "too_many_uploads", msgTooMany)
-	case err == nil:
-		current = old.ID
-	case !errors.Is(err, store.ErrNotFound):
+	slot := slot{tenant: caller.TenantID, model: model, record: recordID, replace: replace, capacity: s.capacity(tenant)}
+	// An early answer before the file streams; the transaction decides.
+	if _, err := s.admit(ctx, nil, slot, 0); err != nil {
 		return store.Upload{}, err
-	}
-	used, err := s.db.StorageUsed(ctx, nil, caller.TenantID, current)
-	if err != nil {
-		return store.Upload{}, err
-	}
-	if used >= capacity {
-		return store.Upload{}, fail(403, "storage_full", "the account's file storage is full")
 	}
 	part, err := next()
 	if err != nil {
@@ -177,68 +179,10 @@ func (s *Service) Upload(ctx context.Context, caller auth.Principal, tenant stor
 		Filename: Sanitize(part.Filename), ContentType: part.ContentType,
 		StorageKey: fmt.Sprintf("t%d/u%d-%s", caller.TenantID, id, randomHex(8)),
 	}
-	putCtx, watch := watchStore(ctx, s.cfg.IdleTimeout)
-	limited := &capReader{r: part.Body, left: s.cfg.MaxUploadBytes, watch: watch}
-	up.Size, err = s.fs.Put(putCtx, up.StorageKey, limited)
-	stalled := watch.stop()
-	var bodyErr *clientError
-	switch {
-	case errors.Is(err, errTooLarge):
-		return store.Upload{}, fail(403, "file_too_large",
-			fmt.Sprintf("the file is larger than the per-upload cap of %d bytes", s.cfg.MaxUploadBytes))
-	case errors.As(err, &bodyErr):
-		// The request, not the store, failed: a body too large or stalled
-		// is answered as any request's; one cut short or malformed here.
-		if mbe := (*http.MaxBytesError)(nil); errors.As(bodyErr.err, &mbe) || errors.Is(bodyErr.err, os.ErrDeadlineExceeded) {
-			return store.Upload{}, bodyErr.err
-		}
-		return store.Upload{}, fail(400, "invalid_upload", "the file part cannot be read: "+bodyErr.err.Error())
-	case err != nil && stalled:
-		return store.Upload{}, fault.Unavailable(fault.FileStore, fmt.Errorf("store upload: %w", err))
-	case err != nil:
-		return store.Upload{}, fmt.Errorf("store upload: %w", err)
+	if up.Size, err = s.put(ctx, up.StorageKey, part.Body); err != nil {
+		return store.Upload{}, err
 	}
-	var replaced *store.Upload
-	ctx, cancel := s.step(ctx)
-	defer cancel()
-	err = s.db.Tx(ctx, func(tx store.Querier) error {
-		replaced = nil
-		// One writer per tenant at a time: the storage check holds.
-		if err := s.db.Lock(ctx, tx, fmt.Sprintf("storage:%d", caller.TenantID)); err != nil {
-			return err
-		}
-		old, err := s.db.UploadOf(ctx, tx, caller.TenantID, model, recordID)
-		switch {
-		case err == nil && !replace:
-			return fail(403, "too_many_uploads", msgTooMany)
-		case err == nil:
-			replaced = &old
-		case !errors.Is(err, store.ErrNotFound):
-			return err
-		}
-		var except int64
-		if replaced != nil {
-			except = replaced.ID
-		}
-		used, err := s.db.StorageUsed(ctx, tx, caller.TenantID, except)
-		if err != nil {
-			return err
-		}
-		// An account at its cap takes no file at all, not even an empty one.
-		if used >= capacity || used+up.Size > capacity {
-			return fail(403, "storage_full", "the account's file storage is full")
-		}
-		if replaced != nil {
-			if err := s.db.DeleteUpload(ctx, tx, caller.TenantID, replaced.ID); err != nil {
-				return err
-			}
-		}
-		err = s.db.InsertUpload(ctx, tx, caller.TenantID, &up)
-		if errors.Is(err, store.ErrConflict) {
-			return fail(403, "too_many_uploads", msgTooMany)
-		}
-		return err
-	})
+	replaced, err := s.commit(ctx, slot, &up)
 	if err != nil {
 		s.removeBlob(up.StorageKey)
 		return store.Upload{}, err
@@ -248,6 +192,100 @@ func (s *Service) Upload(ctx context.Context, caller auth.Principal, tenant stor
 	}
 	s.cfg.Metrics.Uploaded(up.Size)
 	return up, nil
+}
+
+// slot is the place an upload goes: a record of a tenant, under the
+// tenant's storage cap.
+type slot struct {
+	tenant   int64
+	model    string
+	record   int64
+	replace  bool
+	capacity int64
+}
+
+// admit applies the one-file rule and the storage cap to a file of size
+// bytes (q nil: outside a transaction) and returns the upload it
+// replaces, if any. A file being replaced does not count against the cap,
+// and an account at its cap takes no file at all, not even an empty one.
+func (s *Service) admit(ctx context.Context, q store.Querier, sl slot, size int64) (*store.Upload, error) {
+	var replaced *store.Upload
+	old, err := s.db.UploadOf(ctx, q, sl.tenant, sl.model, sl.record)
+	switch {
+	case err == nil && !sl.replace:
+		return nil, errTooMany
+	case err == nil:
+		replaced = &old
+	case !errors.Is(err, store.ErrNotFound):
+		return nil, err
+	}
+	var except int64
+	if replaced != nil {
+		except = replaced.ID
+	}
+	used, err := s.db.StorageUsed(ctx, q, sl.tenant, except)
+	if err != nil {
+		return nil, err
+	}
+	if used >= sl.capacity || used+size > sl.capacity {
+		return nil, errFull
+	}
+	return replaced, nil
+}
+
+// put streams a file to the store under the size cap and returns its size.
+func (s *Service) put(ctx context.Context, key string, body io.Reader) (int64, error) {
+	putCtx, watch := watchStore(ctx, s.cfg.IdleTimeout)
+	limited := &capReader{r: body, left: s.cfg.MaxUploadBytes, watch: watch}
+	size, err := s.fs.Put(putCtx, key, limited)
+	stalled := watch.stop()
+	var bodyErr *clientError
+	switch {
+	case errors.Is(err, errTooLarge):
+		return 0, errs.New(errs.Forbidden, "file_too_large",
+			fmt.Sprintf("the file is larger than the per-upload cap of %d bytes", s.cfg.MaxUploadBytes))
+	case errors.As(err, &bodyErr):
+		// The request, not the store, failed: a body too large or stalled
+		// is answered as any request's; one cut short or malformed here.
+		if mbe := (*http.MaxBytesError)(nil); errors.As(bodyErr.err, &mbe) || errors.Is(bodyErr.err, os.ErrDeadlineExceeded) {
+			return 0, bodyErr.err
+		}
+		return 0, errs.New(errs.Invalid, "invalid_upload", "the file part cannot be read: "+bodyErr.err.Error())
+	case err != nil && stalled:
+		return 0, fault.Unavailable(fault.FileStore, fmt.Errorf("store upload: %w", err))
+	case err != nil:
+		return 0, fmt.Errorf("store upload: %w", err)
+	}
+	return size, nil
+}
+
+// commit writes the upload row of a stored file, replacing the slot's
+// current upload if allowed, and returns the replaced one.
+func (s *Service) commit(ctx context.Context, sl slot, up *store.Upload) (*store.Upload, error) {
+	var replaced *store.Upload
+	ctx, cancel := s.step(ctx)
+	defer cancel()
+	err := s.db.Tx(ctx, func(tx store.Querier) error {
+		// One writer per tenant at a time: the storage check holds.
+		if err := s.db.Lock(ctx, tx, fmt.Sprintf("storage:%d", sl.tenant)); err != nil {
+			return err
+		}
+		var err error
+		if replaced, err = s.admit(ctx, tx, sl, up.Size); err != nil {
+			return err
+		}
+		if replaced != nil {
+			if err := s.db.DeleteUpload(ctx, tx, sl.tenant, replaced.ID); err != nil {
+				return err
+			}
+		}
+		err = s.db.InsertUpload(ctx, tx, sl.tenant, up)
+		if errors.Is(err, store.ErrConflict) {
+			return errTooMany
+		}
+		return err
+	})
+	return replaced, err
 }
 
 // removeBlob deletes a stored file that no upload row names; a failure
@@ -289,17 +327,17 @@ func (s *Service) List(ctx context.Context, caller auth.Principal, model string,
 func (s *Service) visibleUpload(ctx context.Context, caller auth.Principal, id int64, write bool) (store.Upload, error) {
 	up, err := s.db.UploadByID(ctx, nil, caller.TenantID, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Upload{}, fail(404, "not_found", "no such upload")
+		return store.Upload{}, errNoUpload
 	}
 	if err != nil {
 		return store.Upload{}, err
 	}
 	if _, err := s.owner(ctx, caller, up.Model, up.Record, write); err != nil {
-		var fe *Error
-		if errors.As(err, &fe) && fe.Status == 404 && !caller.IsAdmin {
-			return store.Upload{}, fail(404, "not_found", "no such upload")
+		fe, ok := errs.As(err)
+		if ok && fe.Kind == errs.NotFound && !caller.IsAdmin {
+			return store.Upload{}, errNoUpload
 		}
-		if !errors.As(err, &fe) || fe.Status != 404 {
+		if !ok || fe.Kind != errs.NotFound {
 			return store.Upload{}, err
 		}
 		// The owning record is gone (deleted after its file was uploaded):
@@ -318,7 +356,7 @@ func (s *Service) Delete(ctx context.Context, caller auth.Principal, id int64) (
 		return s.db.DeleteUpload(ctx, tx, caller.TenantID, id)
 	}); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return store.Upload{}, fail(404, "not_found", "no such upload")
+			return store.Upload{}, errNoUpload
 		}
 		return store.Upload{}, err
 	}
@@ -354,7 +392,7 @@ func (s *Service) sign(tenantID, uploadID, expires int64) string {
 // Blob checks a signed URL's query and opens its file. A bad, tampered or
 // expired signature → 403.
 func (s *Service) Blob(ctx context.Context, uploadID int64, query url.Values) (store.Upload, io.ReadCloser, int64, error) {
-	denied := fail(403, "invalid_signature", "the download link is invalid or has expired")
+	denied := errBadLink
 	tenantID, err1 := strconv.ParseInt(query.Get("tenant"), 10, 64)
 	expires, err2 := strconv.ParseInt(query.Get("expires"), 10, 64)
 	sig := query.Get("signature")
@@ -367,14 +405,14 @@ func (s *Service) Blob(ctx context.Context, uploadID int64, query url.Values) (s
 	}
 	up, err := s.db.UploadByID(ctx, nil, tenantID, uploadID)
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Upload{}, nil, 0, fail(404, "not_found", "no such upload")
+		return store.Upload{}, nil, 0, errNoUpload
 	}
 	if err != nil {
 		return store.Upload{}, nil, 0, err
 	}
 	rc, size, err := s.fs.Open(ctx, up.StorageKey)
 	if errors.Is(err, filestore.ErrNotFound) {
-		return store.Upload{}, nil, 0, fail(404, "not_found", "no such upload")
+		return store.Upload{}, nil, 0, errNoUpload
 	}
 	return up, rc, size, err
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"path"
+	"planwerk/internal/errs"
 	"strconv"
 	"strings"
 	"sync"
@@ -198,7 +199,7 @@ func (s *Server) docsAsset(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("file")
 	f, ok := docsFiles()[name]
 	if !ok {
-		return Errorf(http.StatusNotFound, "not_found", "no such asset: "+name)
+		return errs.New(errs.NotFound, "not_found", "no such asset: "+name)
 	}
 	ct := "text/plain; charset=utf-8"
 	if path.Ext(name) == ".js" {

@@ -8,91 +8,103 @@ import (
 	"time"
 
 	"planwerk/internal/auth"
+	"planwerk/internal/errs"
 	"planwerk/internal/fault"
-	"planwerk/internal/files"
 	"planwerk/internal/gate"
 	"planwerk/internal/query"
-	"planwerk/internal/records"
 	"planwerk/internal/store"
-	"planwerk/internal/tenancy"
 )
 
-// Error is an error with its HTTP answer. Handlers return it, or any error
-// that errorFor maps, and the adapter writes the contract's JSON body.
-type Error struct {
-	Status     int
-	Code       string
-	Message    string
-	Problems   []Problem
-	RetryAfter time.Duration
+// statusOf is the one table from kinds of refusal to HTTP statuses.
+var statusOf = map[errs.Kind]int{
+	errs.Invalid:          http.StatusBadRequest,
+	errs.Unauthorized:     http.StatusUnauthorized,
+	errs.Forbidden:        http.StatusForbidden,
+	errs.NotFound:         http.StatusNotFound,
+	errs.MethodNotAllowed: http.StatusMethodNotAllowed,
+	errs.Timeout:          http.StatusRequestTimeout,
+	errs.Conflict:         http.StatusConflict,
+	errs.TooLarge:         http.StatusRequestEntityTooLarge,
+	errs.URITooLong:       http.StatusRequestURITooLong,
+	errs.UnsupportedMedia: http.StatusUnsupportedMediaType,
+	errs.Throttled:        http.StatusTooManyRequests,
+	errs.Unavailable:      http.StatusServiceUnavailable,
+	errs.Full:             http.StatusInsufficientStorage,
+	errs.Canceled:         499, // nginx's "client closed request"; only logged
 }
 
-// Problem names one invalid field of a request.
-type Problem struct {
+// answer is an error as the client sees it.
+type answer struct {
+	status int
+	*errs.Error
+	// whole are problems whose messages are whole sentences (the list
+	// language's); the domain's follow the field's name.
+	whole []problem
+}
+
+// problem is one entry of an error body's problems.
+type problem struct {
 	Field   string `json:"field"`
 	Message string `json:"message"`
 }
-
-func (e *Error) Error() string { return e.Message }
 
 // errorBody is the JSON body of every error answer outside the token endpoint.
 type errorBody struct {
 	Code     string    `json:"code"`
 	Message  string    `json:"message"`
-	Problems []Problem `json:"problems,omitempty"`
+	Problems []problem `json:"problems,omitempty"`
 }
 
-// Errorf builds an *Error.
-func Errorf(status int, code, message string) *Error {
-	return &Error{Status: status, Code: code, Message: message}
+func (a answer) body() errorBody {
+	b := errorBody{Code: a.Code, Message: a.Message, Problems: a.whole}
+	for _, p := range a.Problems {
+		b.Problems = append(b.Problems, problem{Field: p.Field, Message: p.Field + " " + p.Message})
+	}
+	return b
 }
 
-// errorFor maps any error to its answer. Errors it does not know become a
-// generic 500; their cause is only logged.
-func errorFor(err error) *Error {
-	var e *Error
-	if errors.As(err, &e) {
-		return e
-	}
-	var te *tenancy.Error
-	if errors.As(err, &te) {
-		return Errorf(http.StatusBadRequest, te.Code, te.Message)
-	}
+var errInternal = errs.New(0, "internal_error", "internal server error")
+
+// errorFor maps any error to its answer: first the refusals of the
+// domain and the edge, then the failures of parts and dependencies.
+// Errors it does not know become a generic 500; their cause is only logged.
+func errorFor(err error) answer {
 	var qe *query.Error
 	if errors.As(err, &qe) {
-		return &Error{Status: http.StatusBadRequest, Code: "invalid_query", Message: qe.Error(),
-			Problems: []Problem{{Field: qe.Param, Message: qe.Message}}}
+		return answer{status: http.StatusBadRequest, Error: errs.New(errs.Invalid, "invalid_query", qe.Error()),
+			whole: []problem{{Field: qe.Param, Message: qe.Message}}}
 	}
-	var fe *files.Error
-	if errors.As(err, &fe) {
-		return &Error{Status: fe.Status, Code: fe.Code, Message: fe.Message, RetryAfter: fe.RetryAfter}
+	e := refusal(err)
+	if e == nil {
+		return answer{status: http.StatusInternalServerError, Error: errInternal}
 	}
-	var re *records.Error
-	if errors.As(err, &re) {
-		e := &Error{Status: recordStatus[re.Kind], Code: re.Code, Message: re.Message}
-		for _, p := range re.Problems {
-			e.Problems = append(e.Problems, Problem{Field: p.Field, Message: p.Field + " " + p.Message})
-		}
-		if e.Status == 0 {
-			e.Status = http.StatusInternalServerError
-		}
+	status, ok := statusOf[e.Kind]
+	if !ok {
+		return answer{status: http.StatusInternalServerError, Error: errInternal}
+	}
+	return answer{status: status, Error: e}
+}
+
+// refusal finds what err says in the one vocabulary, nil if nothing.
+func refusal(err error) *errs.Error {
+	if e, ok := errs.As(err); ok {
 		return e
 	}
 	var busy *gate.BusyError
 	if errors.As(err, &busy) {
 		if busy.Queued {
-			return &Error{Status: http.StatusTooManyRequests, Code: "too_many_requests", RetryAfter: busy.RetryAfter(),
+			return &errs.Error{Kind: errs.Throttled, Code: "too_many_requests", RetryAfter: busy.RetryAfter(),
 				Message: "this account has as many requests of this kind waiting as it may; retry shortly"}
 		}
-		return &Error{Status: http.StatusServiceUnavailable, Code: "overloaded", RetryAfter: busy.RetryAfter(),
+		return &errs.Error{Kind: errs.Unavailable, Code: "overloaded", RetryAfter: busy.RetryAfter(),
 			Message: "the request waited too long for its turn (" + busy.Gate + "); retry shortly"}
 	}
 	var be *bodyError
 	if errors.As(err, &be) {
 		if be.timeout {
-			return Errorf(http.StatusRequestTimeout, "body_timeout", "the request body stalled: no data arrived for too long")
+			return errs.New(errs.Timeout, "body_timeout", "the request body stalled: no data arrived for too long")
 		}
-		return Errorf(http.StatusBadRequest, "invalid_body", "the request body cannot be read")
+		return errs.New(errs.Invalid, "invalid_body", "the request body cannot be read")
 	}
 	if e := faultError(err); e != nil {
 		return e
@@ -100,36 +112,36 @@ func errorFor(err error) *Error {
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
-		return Errorf(http.StatusRequestEntityTooLarge, "body_too_large",
+		return errs.New(errs.TooLarge, "body_too_large",
 			"the request body is larger than "+strconv.FormatInt(mbe.Limit, 10)+" bytes")
 	case errors.Is(err, auth.ErrUnauthorized):
-		return Errorf(http.StatusUnauthorized, "unauthorized", "a valid bearer token is required")
+		return errs.New(errs.Unauthorized, "unauthorized", "a valid bearer token is required")
 	case errors.Is(err, store.ErrNotFound):
-		return Errorf(http.StatusNotFound, "not_found", "no such record")
+		return errs.New(errs.NotFound, "not_found", "no such record")
 	case errors.Is(err, store.ErrConflict):
-		return Errorf(http.StatusConflict, "conflict", "the record conflicts with an existing one")
+		return errs.New(errs.Conflict, "conflict", "the record conflicts with an existing one")
 	case errors.Is(err, context.Canceled):
-		return Errorf(499, "canceled", "the client went away")
+		return errs.New(errs.Canceled, "canceled", "the client went away")
 	}
-	return Errorf(http.StatusInternalServerError, "internal_error", "internal server error")
+	return nil
 }
 
 // dependencyRetry is the Retry-After of answers about a dependency that
 // is down: long enough for a restart, short enough not to idle.
 const dependencyRetry = 5 * time.Second
 
-// faultError answers a failure of a dependency: 507 when it is full, 503
-// naming it when it cannot be reached or answers too slowly.
-func faultError(err error) *Error {
+// faultError answers a failure of a dependency: full when it has no room,
+// unavailable, naming it, when it cannot be reached or answers too slowly.
+func faultError(err error) *errs.Error {
 	f, ok := fault.As(store.Fault(err))
 	if !ok {
 		return nil
 	}
 	if f.Full {
-		return &Error{Status: http.StatusInsufficientStorage, Code: "insufficient_storage", RetryAfter: dependencyRetry,
+		return &errs.Error{Kind: errs.Full, Code: "insufficient_storage", RetryAfter: dependencyRetry,
 			Message: "the " + string(f.Part) + " has no room left"}
 	}
-	e := &Error{Status: http.StatusServiceUnavailable, RetryAfter: dependencyRetry}
+	e := &errs.Error{Kind: errs.Unavailable, RetryAfter: dependencyRetry}
 	switch f.Part {
 	case fault.Database:
 		e.Code, e.Message = "database_unavailable", "the database cannot be reached or does not answer in time"
@@ -142,14 +154,6 @@ func faultError(err error) *Error {
 		e.Code, e.Message = "disk_unavailable", "the service's local disk fails"
 	}
 	return e
-}
-
-// recordStatus maps the kinds of refusal of the records rules to statuses.
-var recordStatus = map[records.Kind]int{
-	records.Invalid:   http.StatusBadRequest,
-	records.Forbidden: http.StatusForbidden,
-	records.NotFound:  http.StatusNotFound,
-	records.Conflict:  http.StatusConflict,
 }
 
 // handlerFunc is an HTTP handler that returns its error.
@@ -166,29 +170,29 @@ func (s *Server) handle(h handlerFunc) http.Handler {
 }
 
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	e := errorFor(err)
-	s.logFailure(r, e, err)
-	if e.Status == http.StatusUnauthorized {
+	a := errorFor(err)
+	s.logFailure(r, a, err)
+	if a.status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="planwerk"`)
 	}
-	if e.RetryAfter > 0 {
-		w.Header().Set("Retry-After", retryAfterSeconds(e.RetryAfter))
+	if a.RetryAfter > 0 {
+		w.Header().Set("Retry-After", retryAfterSeconds(a.RetryAfter))
 	}
-	writeJSON(w, e.Status, errorBody{Code: e.Code, Message: e.Message, Problems: e.Problems})
+	writeJSON(w, a.status, a.body())
 }
 
 // logFailure logs an answer that is the server's fault once: a 500 as an
 // error, a dependency's failure as a warning.
-func (s *Server) logFailure(r *http.Request, e *Error, err error) {
+func (s *Server) logFailure(r *http.Request, a answer, err error) {
 	var busy *gate.BusyError
 	if errors.As(err, &busy) {
 		s.metrics.Overloaded(busy.Gate, busy.Queued)
 	}
 	switch {
-	case e.Status == http.StatusInternalServerError:
+	case a.status == http.StatusInternalServerError:
 		s.log.ErrorContext(r.Context(), "request failed", "request_id", requestID(r.Context()), "err", err)
-	case e.Status >= 500:
-		s.log.WarnContext(r.Context(), "request failed", "request_id", requestID(r.Context()), "code", e.Code, "err", err)
+	case a.status >= 500:
+		s.log.WarnContext(r.Context(), "request failed", "request_id", requestID(r.Context()), "code", a.Code, "err", err)
 	}
 }
 

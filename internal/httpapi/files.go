@@ -7,6 +7,7 @@ import (
 	"mime/multipart"
 	"net"
 	"net/http"
+	"planwerk/internal/errs"
 	"strconv"
 	"strings"
 
@@ -30,7 +31,7 @@ func (s *Server) fileRoutes() {
 func pathInt(r *http.Request, name string) (int64, error) {
 	id, err := strconv.ParseInt(r.PathValue(name), 10, 64)
 	if err != nil || id <= 0 {
-		return 0, Errorf(http.StatusNotFound, "not_found", "no such record: ids are positive integers")
+		return 0, errs.New(errs.NotFound, "not_found", "no such record: ids are positive integers")
 	}
 	return id, nil
 }
@@ -46,29 +47,29 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) error {
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" {
-		return Errorf(http.StatusBadRequest, "invalid_upload", "send multipart/form-data with one part named file")
+		return errs.New(errs.Invalid, "invalid_upload", "send multipart/form-data with one part named file")
 	}
 	replace := r.URL.Query().Get("delete_others")
 	next := func() (*files.Part, error) {
 		mr, err := r.MultipartReader()
 		if err != nil {
-			return nil, Errorf(http.StatusBadRequest, "invalid_upload", "send multipart/form-data with one part named file")
+			return nil, errs.New(errs.Invalid, "invalid_upload", "send multipart/form-data with one part named file")
 		}
 		for {
 			part, err := mr.NextPart()
 			if errors.Is(err, io.EOF) {
-				return nil, Errorf(http.StatusBadRequest, "invalid_upload", "the multipart body has no part named file")
+				return nil, errs.New(errs.Invalid, "invalid_upload", "the multipart body has no part named file")
 			}
 			if err != nil {
 				var mbe *http.MaxBytesError
 				if errors.As(err, &mbe) {
 					return nil, err
 				}
-				return nil, Errorf(http.StatusBadRequest, "invalid_upload", "the multipart body cannot be read: "+err.Error())
+				return nil, errs.New(errs.Invalid, "invalid_upload", "the multipart body cannot be read: "+err.Error())
 			}
 			if part.FormName() != "file" {
 				if _, err := io.Copy(io.Discard, part); err != nil {
-					return nil, Errorf(http.StatusBadRequest, "invalid_upload", "the multipart body cannot be read")
+					return nil, errs.New(errs.Invalid, "invalid_upload", "the multipart body cannot be read")
 				}
 				continue
 			}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"planwerk/internal/auth"
-	"planwerk/internal/tenancy"
 )
 
 // oauthError is an RFC 6749 §5.2 error. The body also carries the
@@ -72,10 +71,6 @@ func (s *Server) grant(r *http.Request) (auth.Grant, error) {
 	}
 	tenant, err := s.tenants.Resolve(r)
 	if err != nil {
-		var te *tenancy.Error
-		if errors.As(err, &te) {
-			return auth.Grant{}, &oauthError{status: http.StatusBadRequest, err: "invalid_request", code: te.Code, description: te.Message}
-		}
 		return auth.Grant{}, err
 	}
 	r, release, err := s.enterTenant(r, tenant)
@@ -98,16 +93,11 @@ func (s *Server) grant(r *http.Request) (auth.Grant, error) {
 		}
 		g, err = s.auth.RefreshGrant(r.Context(), tenant.ID, refresh)
 	}
-	var throttled *auth.ThrottledError
-	switch {
-	case errors.Is(err, auth.ErrInvalidGrant):
+	if errors.Is(err, auth.ErrInvalidGrant) {
 		if grantType == "password" {
 			return auth.Grant{}, oauthFail(http.StatusBadRequest, "invalid_grant", "wrong e-mail address or password")
 		}
 		return auth.Grant{}, oauthFail(http.StatusBadRequest, "invalid_grant", "the refresh token is unknown, expired or already used")
-	case errors.As(err, &throttled):
-		return auth.Grant{}, &oauthError{status: http.StatusTooManyRequests, err: "too_many_requests",
-			description: "too many failed logins; try again later", retryAfter: throttled.RetryAfter}
 	}
 	return g, err
 }
@@ -115,15 +105,15 @@ func (s *Server) grant(r *http.Request) (auth.Grant, error) {
 func (s *Server) writeOAuthError(w http.ResponseWriter, r *http.Request, err error) {
 	var oe *oauthError
 	if !errors.As(err, &oe) {
-		e := errorFor(err)
-		s.logFailure(r, e, err)
-		oe = &oauthError{status: e.Status, err: "invalid_request", code: e.Code, description: e.Message, retryAfter: e.RetryAfter}
+		a := errorFor(err)
+		s.logFailure(r, a, err)
+		oe = &oauthError{status: a.status, err: "invalid_request", code: a.Code, description: a.Message, retryAfter: a.RetryAfter}
 		switch {
-		case e.Status == http.StatusTooManyRequests:
+		case a.status == http.StatusTooManyRequests:
 			oe.err = "too_many_requests"
-		case e.Status == http.StatusInternalServerError:
+		case a.status == http.StatusInternalServerError:
 			oe.err = "server_error"
-		case e.Status >= 500:
+		case a.status >= 500:
 			oe.err = "temporarily_unavailable"
 		}
 	}

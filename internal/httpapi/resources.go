@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"planwerk/internal/errs"
 	"strconv"
 	"strings"
 
@@ -50,7 +51,7 @@ func (s *Server) list(r *resource.Resource) handlerFunc {
 	schema := r.Schema()
 	return func(w http.ResponseWriter, req *http.Request) error {
 		if len(req.URL.RawQuery) > maxQueryBytes {
-			return Errorf(http.StatusRequestURITooLong, "query_too_long", "the query string is longer than "+strconv.Itoa(maxQueryBytes)+" bytes")
+			return errs.New(errs.URITooLong, "query_too_long", "the query string is longer than "+strconv.Itoa(maxQueryBytes)+" bytes")
 		}
 		params, err := parseQuery(req.URL.RawQuery)
 		if err != nil {
@@ -214,7 +215,7 @@ func pathID(req *http.Request) (int64, error) {
 	id, err := strconv.ParseInt(raw, 10, 64)
 	// Only the canonical form names a record: "+5" and "05" do not.
 	if err != nil || id <= 0 || strconv.FormatInt(id, 10) != raw {
-		return 0, Errorf(http.StatusNotFound, "not_found", "no such record: ids are positive integers")
+		return 0, errs.New(errs.NotFound, "not_found", "no such record: ids are positive integers")
 	}
 	return id, nil
 }
@@ -237,7 +238,7 @@ const maxJSONDepth = 32
 // form type), except multipart, which is never a record.
 func decodeBody(req *http.Request) (map[string]any, error) {
 	if mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type")); strings.HasPrefix(mt, "multipart/") {
-		return nil, Errorf(http.StatusUnsupportedMediaType, "unsupported_media_type", "send the record as application/json")
+		return nil, errs.New(errs.UnsupportedMedia, "unsupported_media_type", "send the record as application/json")
 	}
 	body, err := io.ReadAll(req.Body)
 	if err != nil {
@@ -250,15 +251,15 @@ func decodeBody(req *http.Request) (map[string]any, error) {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, Errorf(http.StatusBadRequest, "invalid_json", "the body is not valid JSON: "+err.Error())
+		return nil, errs.New(errs.Invalid, "invalid_json", "the body is not valid JSON: "+err.Error())
 	}
 	// Token, not More: More reports false before a stray '}' or ']'.
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, Errorf(http.StatusBadRequest, "invalid_json", "the body holds more than one JSON value")
+		return nil, errs.New(errs.Invalid, "invalid_json", "the body holds more than one JSON value")
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, Errorf(http.StatusBadRequest, "invalid_json", "the body must be a JSON object")
+		return nil, errs.New(errs.Invalid, "invalid_json", "the body must be a JSON object")
 	}
 	if err := storable(obj); err != nil {
 		return nil, err
@@ -275,14 +276,14 @@ func storable(v any) error {
 	switch x := v.(type) {
 	case string:
 		if strings.IndexByte(x, 0) >= 0 {
-			return Errorf(http.StatusBadRequest, "invalid_json", "text must not contain NUL characters (\\u0000)")
+			return errs.New(errs.Invalid, "invalid_json", "text must not contain NUL characters (\\u0000)")
 		}
 	case json.Number:
 		s := string(x)
 		f, err := strconv.ParseFloat(s, 64)
 		mantissa, _, _ := strings.Cut(strings.ToLower(s), "e")
 		if err != nil || (f == 0 && strings.ContainsAny(mantissa, "123456789")) {
-			return Errorf(http.StatusBadRequest, "invalid_json", "the number "+s+" is out of the range of a 64-bit float")
+			return errs.New(errs.Invalid, "invalid_json", "the number "+s+" is out of the range of a 64-bit float")
 		}
 	case map[string]any:
 		for k, e := range x {
@@ -323,7 +324,7 @@ func checkDepth(body []byte, limit int) error {
 		case c == '{' || c == '[':
 			depth++
 			if depth > limit {
-				return Errorf(http.StatusBadRequest, "too_deep", "the body is nested deeper than "+strconv.Itoa(limit)+" levels")
+				return errs.New(errs.Invalid, "too_deep", "the body is nested deeper than "+strconv.Itoa(limit)+" levels")
 			}
 		case c == '}' || c == ']':
 			depth--
@@ -336,7 +337,7 @@ func checkDepth(body []byte, limit int) error {
 func parseQuery(raw string) (map[string][]string, error) {
 	v, err := url.ParseQuery(raw)
 	if err != nil {
-		return nil, Errorf(http.StatusBadRequest, "invalid_query", "the query string cannot be parsed: "+err.Error())
+		return nil, errs.New(errs.Invalid, "invalid_query", "the query string cannot be parsed: "+err.Error())
 	}
 	return v, nil
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"planwerk/internal/errs"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"planwerk/internal/metrics"
 	"planwerk/internal/records"
 	"planwerk/internal/resource"
+	"planwerk/internal/skills"
 	"planwerk/internal/store"
 	"planwerk/internal/tenancy"
 	"planwerk/internal/timetrack"
@@ -55,6 +57,7 @@ type Deps struct {
 	Registry *resource.Registry
 	Records  *records.Service
 	Time     *timetrack.Service
+	Skills   *skills.Service
 	Files    *files.Service
 	Store    filestore.Store
 	Metrics  *metrics.Metrics
@@ -69,6 +72,7 @@ type Server struct {
 	tenants *tenancy.Resolver
 	reg     *resource.Registry
 	records *records.Service
+	skills  *skills.Service
 	time    *timetrack.Service
 	files   *files.Service
 	fstore  filestore.Store
@@ -126,7 +130,7 @@ func New(cfg Config, d Deps) *Server {
 	if cfg.TenantRequests <= 0 {
 		cfg.TenantRequests = 64
 	}
-	s := &Server{cfg: cfg, db: d.DB, auth: d.Auth, tenants: d.Tenants, reg: d.Registry, records: d.Records,
+	s := &Server{cfg: cfg, db: d.DB, auth: d.Auth, tenants: d.Tenants, reg: d.Registry, records: d.Records, skills: d.Skills,
 		time: d.Time, files: d.Files, fstore: d.Store, metrics: d.Metrics, log: d.Log, mux: http.NewServeMux(),
 		requests: gate.New("requests", gate.Options{PerKey: cfg.TenantRequests, MaxQueue: 4 * cfg.TenantRequests})}
 	for _, r := range s.reg.All() {
@@ -221,7 +225,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		if allow := rec.Header().Get("Allow"); allow != "" {
 			w.Header().Set("Allow", allow)
 		}
-		s.writeError(w, r, Errorf(http.StatusMethodNotAllowed, "method_not_allowed",
+		s.writeError(w, r, errs.New(errs.MethodNotAllowed, "method_not_allowed",
 			r.Method+" is not allowed on "+r.URL.Path))
 	case http.StatusMovedPermanently, http.StatusPermanentRedirect, http.StatusTemporaryRedirect:
 		for k, v := range rec.Header() {
@@ -229,7 +233,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(rec.Code)
 	default:
-		s.writeError(w, r, Errorf(http.StatusNotFound, "not_found", "no endpoint at "+r.URL.Path))
+		s.writeError(w, r, errs.New(errs.NotFound, "not_found", "no endpoint at "+r.URL.Path))
 	}
 }
 

@@ -19,7 +19,7 @@ func (s *Server) applySkillSet(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	docs, err := s.records.ApplySkillSet(r.Context(), principalOf(r), id, input)
+	docs, err := s.skills.Apply(r.Context(), principalOf(r), id, input)
 	if err != nil {
 		return err
 	}

@@ -2,9 +2,9 @@ package records
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/mail"
+	"slices"
+	"strings"
 
 	"planwerk/internal/auth"
 	"planwerk/internal/query"
@@ -12,146 +12,78 @@ import (
 	"planwerk/internal/store"
 )
 
-// DefaultHooks returns the special rules of Planwerk's resources.
-func DefaultHooks(db *store.DB, hasher *auth.Hasher, tokens *auth.Service) map[string]Hooks {
-	u := userRules{db: db, hasher: hasher, tokens: tokens}
-	return map[string]Hooks{
-		"users":     {Prepare: u.prepare, Check: u.check, Insert: u.insert, Update: u.update, Delete: u.delete},
-		"documents": {Check: checkDocument, Visible: documentVisible, ReadFilter: documentFilter},
+// Write is one write in progress, handed to hooks.
+type Write struct {
+	Tx        store.Querier
+	Caller    auth.Principal
+	Res       *resource.Resource
+	ID        int64
+	CreatedAt string
+	Old       map[string]any // nil on create
+	New       map[string]any // nil on delete
+	WriteOnly map[string]any
+	// Prepared carries what a hook's Prepare computed outside the
+	// transaction (a password hash).
+	Prepared map[string]any
+	// afterCommit runs once the write has committed.
+	afterCommit []func()
+}
+
+// AfterCommit makes fn run once the write has committed (never when it
+// rolls back).
+func (w *Write) AfterCommit(fn func()) { w.afterCommit = append(w.afterCommit, fn) }
+
+func (w *Write) committed() {
+	for _, fn := range w.afterCommit {
+		fn()
 	}
 }
 
-// userRules keep a user's sign-in credentials beside the user record.
-type userRules struct {
-	db     *store.DB
-	hasher *auth.Hasher
-	tokens *auth.Service
+// Hooks are a resource's special rules. Every field is optional.
+type Hooks struct {
+	// Prepare runs before the transaction, for slow work (hashing).
+	Prepare func(ctx context.Context, w *Write) error
+	// Check validates a create or update inside the transaction.
+	Check func(ctx context.Context, w *Write) error
+	// CheckDelete may refuse a delete inside the transaction.
+	CheckDelete func(ctx context.Context, w *Write) error
+	// Visible says whether the caller may see a record; ReadFilter is the
+	// same rule as list criteria. Both or neither are set, except that a
+	// ReadFilter alone may narrow what a list shows by default.
+	Visible    func(ctx context.Context, caller auth.Principal, doc map[string]any) (bool, error)
+	ReadFilter func(ctx context.Context, caller auth.Principal, r *resource.Resource, q *query.Query) (query.Node, error)
+	// Insert, Update and Delete replace the generic storage.
+	Insert func(ctx context.Context, w *Write) (store.Doc, error)
+	Update func(ctx context.Context, w *Write) (store.Doc, error)
+	// Delete may return the record as the answer shows it (an archived
+	// record); nil means the record as it was.
+	Delete func(ctx context.Context, w *Write) (store.Doc, error)
 }
 
-func (u userRules) prepare(ctx context.Context, w *Write) error {
-	pw, ok := w.WriteOnly["password"].(string)
-	if !ok {
-		return nil
-	}
-	if pw == "" {
-		return invalid([]resource.Problem{{Field: "password", Message: "must not be empty"}})
-	}
-	hash, err := u.hasher.Hash(ctx, pw)
-	if err != nil {
-		return err
-	}
-	w.Prepared["passwordHash"] = hash
-	return nil
-}
+// Rules binds resources, by their registry name, to their special rules.
+// The service takes one such table, checked against the registry when it
+// starts: a rule bound to a name the registry does not know would never
+// run.
+type Rules map[string]Hooks
 
-func (u userRules) check(_ context.Context, w *Write) error {
-	if email, ok := w.New["email"].(string); ok {
-		if a, err := mail.ParseAddress(email); err != nil || a.Address != email {
-			return invalid([]resource.Problem{{Field: "email", Message: "must be an e-mail address"}})
+// check returns an error naming every resource of the table the registry
+// does not know, and every rule that would never run on its resource.
+func (rules Rules) check(reg *resource.Registry) error {
+	var bad []string
+	for name, h := range rules {
+		r, ok := reg.Get(name)
+		switch {
+		case !ok:
+			bad = append(bad, fmt.Sprintf("%q is no resource of the registry", name))
+		case r.ReadOnly && (h.Prepare != nil || h.Check != nil || h.CheckDelete != nil || h.Insert != nil || h.Update != nil || h.Delete != nil):
+			bad = append(bad, fmt.Sprintf("%q is read-only: its write rules would never run", name))
+		case h.Visible != nil && h.ReadFilter == nil:
+			bad = append(bad, fmt.Sprintf("%q: a Visible rule needs its ReadFilter, or lists would show what Get hides", name))
 		}
 	}
-	if _, ok := w.WriteOnly["password"]; ok && w.Prepared["passwordHash"] == nil {
-		return invalid([]resource.Problem{{Field: "password", Message: "must be a string"}})
-	}
-	if w.New["isAdmin"] == nil {
-		w.New["isAdmin"] = false
-	}
-	return nil
-}
-
-func conflictOnEmail(err error) error {
-	if errors.Is(err, store.ErrConflict) {
-		return &Error{Kind: Conflict, Code: "conflict", Message: "a user with this e-mail address exists",
-			Problems: []resource.Problem{{Field: "email", Message: "is taken"}}}
-	}
-	return err
-}
-
-func (u userRules) insert(ctx context.Context, w *Write) (store.Doc, error) {
-	email, _ := w.New["email"].(string)
-	hash, _ := w.Prepared["passwordHash"].(string)
-	isAdmin, _ := w.New["isAdmin"].(bool)
-	attrs := make(map[string]any, len(w.New))
-	for k, v := range w.New {
-		if k != "email" && k != "isAdmin" {
-			attrs[k] = v
-		}
-	}
-	user, err := u.db.CreateUser(ctx, w.Tx, w.Caller.TenantID, store.NewUser{Email: email, PasswordHash: hash, IsAdmin: isAdmin, Attrs: attrs})
-	if err != nil {
-		return nil, conflictOnEmail(err)
-	}
-	return user.Doc, nil
-}
-
-func (u userRules) update(ctx context.Context, w *Write) (store.Doc, error) {
-	var hash *string
-	if h, ok := w.Prepared["passwordHash"].(string); ok {
-		hash = &h
-		// A new password ends every session of the user.
-		if err := u.db.RevokeUserTokens(ctx, w.Tx, w.Caller.TenantID, w.ID); err != nil {
-			return nil, err
-		}
-	}
-	doc, err := u.db.UpdateUser(ctx, w.Tx, w.Caller.TenantID, w.ID, w.CreatedAt, w.New, hash)
-	if err != nil {
-		return nil, conflictOnEmail(err)
-	}
-	if hash != nil || w.Old["isAdmin"] != w.New["isAdmin"] {
-		w.AfterCommit(u.tokens.ForgetCachedTokens)
-	}
-	return doc, nil
-}
-
-func (u userRules) delete(ctx context.Context, w *Write) (store.Doc, error) {
-	if w.ID == w.Caller.UserID {
-		return nil, &Error{Kind: Conflict, Code: "conflict", Message: "you cannot delete your own user"}
-	}
-	if err := u.db.DeleteUser(ctx, w.Tx, w.Caller.TenantID, w.ID); err != nil {
-		if errors.Is(err, store.ErrOwner) {
-			return nil, &Error{Kind: Conflict, Code: "conflict", Message: "the tenant's first user cannot be deleted"}
-		}
-		return nil, err
-	}
-	w.AfterCommit(u.tokens.ForgetCachedTokens)
-	return nil, nil
-}
-
-// checkDocument: a Document's category must belong to its model.
-func checkDocument(_ context.Context, w *Write) error {
-	cat, ok := asID(w.New["category"])
-	if !ok {
-		return nil
-	}
-	model, _ := w.New["model"].(string)
-	if want := resource.DocumentCategories[cat]; want != model {
-		return invalid([]resource.Problem{{Field: "category",
-			Message: fmt.Sprintf("%d is for %s documents, not %s documents", cat, want, model)}})
+	if len(bad) > 0 {
+		slices.Sort(bad)
+		return fmt.Errorf("rules: %s", strings.Join(bad, "; "))
 	}
 	return nil
-}
-
-// documentVisible: members see a user-model Document only when it is
-// about themselves and visibleToUser is true (CONTRACT.md "Roles").
-func documentVisible(_ context.Context, caller auth.Principal, doc map[string]any) (bool, error) {
-	if caller.IsAdmin || doc["model"] != "user" {
-		return true, nil
-	}
-	record, _ := asID(doc["record"])
-	return record == caller.UserID && doc["visibleToUser"] == true, nil
-}
-
-// documentFilter is documentVisible as list criteria.
-func documentFilter(_ context.Context, caller auth.Principal, r *resource.Resource, _ *query.Query) (query.Node, error) {
-	if caller.IsAdmin {
-		return nil, nil
-	}
-	f := r.Schema().Fields
-	return &query.Or{Terms: []query.Node{
-		&query.Cond{Field: f["model"], Op: query.Ne, Values: []query.Value{{Kind: query.KindString, Str: "user"}}},
-		&query.And{Terms: []query.Node{
-			&query.Cond{Field: f["record"], Op: query.Eq, Values: []query.Value{{Kind: query.KindNumber, Int: caller.UserID, Num: float64(caller.UserID), IsInt: true}}},
-			&query.Cond{Field: f["visibleToUser"], Op: query.Eq, Values: []query.Value{{Kind: query.KindBool, Bool: true}}},
-		}},
-	}}, nil
 }

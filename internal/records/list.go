@@ -195,7 +195,7 @@ func (p *populator) parse(doc []byte) (parsed, error) {
 		return nil
 	}
 	for _, a := range p.attrs {
-		id, ok := asID(member(a.Name))
+		id, ok := AsID(member(a.Name))
 		if !ok {
 			continue
 		}
@@ -290,7 +290,7 @@ func (p *populator) fetch(ctx context.Context, need map[ref]bool, budget bool) (
 			keep := bytes.Clone(doc)
 			if visible != nil {
 				// A record the caller may not read is as absent here as in Get.
-				m, err := decodeDoc(doc)
+				m, err := Decode(doc)
 				if err != nil {
 					return err
 				}

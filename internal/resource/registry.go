@@ -17,13 +17,6 @@ var (
 	documentModels   = []string{"user", "project", "client"}
 )
 
-// DocumentCategories maps each Document category to the model it is valid for.
-var DocumentCategories = map[int64]string{
-	1: "user", 2: "user", 3: "user", 4: "user", 5: "user", 6: "user",
-	7: "project", 8: "project", 9: "project", 10: "project",
-	11: "client", 12: "client", 13: "client", 14: "client",
-}
-
 // all is the registry: every resource of the API.
 func all() []Resource {
 	return []Resource{

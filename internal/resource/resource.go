@@ -149,6 +149,16 @@ func (reg *Registry) Get(name string) (*Resource, bool) {
 	return r, ok
 }
 
+// Must returns the resource of a name the code itself names (a rule's own
+// resource); a missing one is a programming error, found at start-up.
+func (reg *Registry) Must(name string) *Resource {
+	r, ok := reg.byName[name]
+	if !ok {
+		panic("registry: no resource " + name)
+	}
+	return r
+}
+
 // All returns every resource, sorted by name.
 func (reg *Registry) All() []*Resource {
 	out := make([]*Resource, 0, len(reg.names))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"planwerk/internal/errs"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,12 +13,6 @@ import (
 	"planwerk/internal/query"
 )
 
-// Problem names one invalid field of a write.
-type Problem struct {
-	Field   string
-	Message string
-}
-
 // owned are the attributes the service sets on every record.
 var owned = map[string]bool{"id": true, "createdAt": true, "updatedAt": true}
 
@@ -25,7 +20,7 @@ var owned = map[string]bool{"id": true, "createdAt": true, "updatedAt": true}
 // a create). It returns the new document, the write-only values (kept out
 // of the document), and every problem found. Service-owned and read-only
 // attributes sent by the client are ignored.
-func (r *Resource) Apply(input, old map[string]any) (doc, writeOnly map[string]any, problems []Problem) {
+func (r *Resource) Apply(input, old map[string]any) (doc, writeOnly map[string]any, problems []errs.Problem) {
 	doc = make(map[string]any, len(old)+len(input))
 	for k, v := range old {
 		if !owned[k] {
@@ -47,7 +42,7 @@ func (r *Resource) Apply(input, old map[string]any) (doc, writeOnly map[string]a
 		switch {
 		case !declared:
 			if r.DeclaredOnly {
-				problems = append(problems, Problem{k, "unknown attribute"})
+				problems = append(problems, errs.Problem{Field: k, Message: "unknown attribute"})
 				continue
 			}
 			doc[k] = v
@@ -56,7 +51,7 @@ func (r *Resource) Apply(input, old map[string]any) (doc, writeOnly map[string]a
 		default:
 			val, msg := a.convert(v)
 			if msg != "" {
-				problems = append(problems, Problem{k, msg})
+				problems = append(problems, errs.Problem{Field: k, Message: msg})
 				continue
 			}
 			if a.WriteOnly {
@@ -68,13 +63,13 @@ func (r *Resource) Apply(input, old map[string]any) (doc, writeOnly map[string]a
 	}
 	for _, a := range r.Attrs {
 		if a.Required && doc[a.Name] == nil && !hasProblem(problems, a.Name) {
-			problems = append(problems, Problem{a.Name, "is required"})
+			problems = append(problems, errs.Problem{Field: a.Name, Message: "is required"})
 		}
 	}
 	return doc, writeOnly, problems
 }
 
-func hasProblem(ps []Problem, field string) bool {
+func hasProblem(ps []errs.Problem, field string) bool {
 	for _, p := range ps {
 		if p.Field == field {
 			return true

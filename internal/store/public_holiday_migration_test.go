@@ -34,9 +34,10 @@ func TestPublicHolidayMigration(t *testing.T) {
 		}
 		kept, _ := createTenant(t, db, "kept", "admin@kept.test")
 		old, _ := createTenant(t, db, "old", "admin@old.test")
-		// CreateTenant gives every new tenant the type; an old tenant's
+		// Since the type exists, every new tenant gets it; an old tenant's
 		// database had none, and had other absence types and records named
 		// PublicHoliday of other resources.
+		insert(t, db, kept.ID, absenceTypes, map[string]any{"name": "PublicHoliday"})
 		exec(t, db, `DELETE FROM records WHERE tenant_id = $1 AND resource = 'absence-types'`, old.ID)
 		insert(t, db, old.ID, absenceTypes, map[string]any{"name": "Vacation"})
 		insert(t, db, old.ID, store.Collection{Table: "records", Resource: "tags"}, map[string]any{"name": "PublicHoliday"})

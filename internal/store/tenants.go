@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"planwerk/internal/query"
 )
 
 // TimeFormat is the wire and storage format of record timestamps. Being
@@ -33,9 +31,10 @@ type NewAdmin struct {
 }
 
 // CreateTenant creates a tenant and its first user, an admin, in one
-// transaction. A slug already taken, or an admin e-mail address that a user
-// of any tenant already has, returns ErrConflict.
-func (db *DB) CreateTenant(ctx context.Context, slug, name string, admin NewAdmin) (Tenant, User, error) {
+// transaction, in which it then runs setup (what the domain gives every
+// new tenant). A slug already taken, or an admin e-mail address that a
+// user of any tenant already has, returns ErrConflict.
+func (db *DB) CreateTenant(ctx context.Context, slug, name string, admin NewAdmin, setup ...func(q Querier, tenantID int64) error) (Tenant, User, error) {
 	var (
 		tenant Tenant
 		user   User
@@ -69,7 +68,12 @@ func (db *DB) CreateTenant(ctx context.Context, slug, name string, admin NewAdmi
 		if err != nil {
 			return err
 		}
-		return db.ensurePublicHoliday(ctx, q, tenant.ID)
+		for _, fn := range setup {
+			if err := fn(q, tenant.ID); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return Tenant{}, User{}, fmt.Errorf("create tenant: %w", err)
@@ -94,24 +98,4 @@ func (db *DB) TenantBySlug(ctx context.Context, slug string) (Tenant, error) {
 		t.StorageBytes = &storage.Int64
 	}
 	return t, nil
-}
-
-// absenceTypes is the collection of AbsenceType records.
-var absenceTypes = Collection{Table: "records", Resource: "absence-types"}
-
-// ensurePublicHoliday gives a tenant its PublicHoliday absence type when it
-// is created. Tenants older than the type got theirs from the migration
-// 00008_public_holiday, so no start-up pass over all tenants is needed.
-func (db *DB) ensurePublicHoliday(ctx context.Context, q Querier, tenantID int64) error {
-	recs, err := db.FindRecords(ctx, q, tenantID, absenceTypes,
-		&query.Cond{Field: query.Field{Name: "name"}, Op: query.Eq, Values: []query.Value{{Kind: query.KindString, Str: "PublicHoliday"}}}, 1)
-	if err != nil || len(recs) > 0 {
-		return err
-	}
-	id, err := db.nextID(ctx, q, tenantID)
-	if err != nil {
-		return err
-	}
-	_, err = db.InsertRecord(ctx, q, tenantID, absenceTypes, id, map[string]any{"name": "PublicHoliday"})
-	return err
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"planwerk/internal/errs"
 	"strings"
 	"sync"
 	"time"
@@ -18,18 +19,10 @@ import (
 
 // Errors of resolution; each carries the contract's error code.
 var (
-	ErrRequired = &Error{Code: "tenant_required", Message: "name the tenant in a companyurl, origin or referer header"}
-	ErrUnknown  = &Error{Code: "unknown_tenant", Message: "no tenant matches the companyurl, origin or referer header"}
-	ErrMismatch = &Error{Code: "tenant_mismatch", Message: "the tenant header names another tenant than the request host"}
+	ErrRequired = errs.New(errs.Invalid, "tenant_required", "name the tenant in a companyurl, origin or referer header")
+	ErrUnknown  = errs.New(errs.Invalid, "unknown_tenant", "no tenant matches the companyurl, origin or referer header")
+	ErrMismatch = errs.New(errs.Invalid, "tenant_mismatch", "the tenant header names another tenant than the request host")
 )
-
-// Error is a resolution failure, answered with 400.
-type Error struct {
-	Code    string
-	Message string
-}
-
-func (e *Error) Error() string { return e.Message }
 
 // Headers are the request headers that may name the tenant, in the order
 // they are looked at.
@@ -150,9 +143,14 @@ func RequestedSlug(r *http.Request, baseDomain string) (string, error) {
 	return slug, nil
 }
 
+// Tenants finds tenants by their slug.
+type Tenants interface {
+	TenantBySlug(ctx context.Context, slug string) (store.Tenant, error)
+}
+
 // Resolver maps slugs to tenants, caching hits for a short while.
 type Resolver struct {
-	db         *store.DB
+	db         Tenants
 	baseDomain string
 	ttl        time.Duration
 	mu         sync.Mutex
@@ -165,7 +163,7 @@ type cachedTenant struct {
 }
 
 // NewResolver returns a Resolver; tenants found stay cached for ttl.
-func NewResolver(db *store.DB, baseDomain string, ttl time.Duration) *Resolver {
+func NewResolver(db Tenants, baseDomain string, ttl time.Duration) *Resolver {
 	return &Resolver{db: db, baseDomain: baseDomain, ttl: ttl, cache: make(map[string]cachedTenant)}
 }
 

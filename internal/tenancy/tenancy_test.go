@@ -3,6 +3,7 @@ package tenancy_test
 import (
 	"errors"
 	"net/http"
+	"planwerk/internal/errs"
 	"strings"
 	"testing"
 
@@ -216,7 +217,7 @@ func TestRequestedSlug(t *testing.T) {
 }
 
 func TestErrorCodes(t *testing.T) {
-	for err, code := range map[*tenancy.Error]string{
+	for err, code := range map[*errs.Error]string{
 		tenancy.ErrRequired: "tenant_required",
 		tenancy.ErrUnknown:  "unknown_tenant",
 		tenancy.ErrMismatch: "tenant_mismatch",

@@ -23,6 +23,7 @@ import (
 	"planwerk/internal/app"
 	"planwerk/internal/config"
 	"planwerk/internal/store"
+	"planwerk/internal/users"
 )
 
 // Backend names a database engine to test on.
@@ -220,7 +221,7 @@ func (s *Server) CreateTenant(t testing.TB, slug string) Tenant {
 	t.Helper()
 	email := "admin@" + slug + ".test"
 	password := "password-" + slug
-	tn, u, err := app.CreateTenant(context.Background(), s.Service, app.TenantSpec{Slug: slug, AdminEmail: email, AdminPassword: password})
+	tn, u, err := app.CreateTenant(context.Background(), s.Service, users.TenantSpec{Slug: slug, AdminEmail: email, AdminPassword: password})
 	if err != nil {
 		t.Fatalf("create tenant %s: %v", slug, err)
 	}

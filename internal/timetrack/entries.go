@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"planwerk/internal/errs"
 	"planwerk/internal/query"
 	"planwerk/internal/records"
 	"planwerk/internal/resource"
@@ -26,7 +27,7 @@ func (s *Service) checkEntry(ctx context.Context, w *records.Write) error {
 		w.New["trackingType"] = Work
 	}
 	if problems := fieldRules(w.New, settings); len(problems) > 0 {
-		return invalid(problems...)
+		return errs.Fields(problems...)
 	}
 	if err := s.guardApprovedDays(ctx, w); err != nil {
 		return err
@@ -54,14 +55,12 @@ func workPair(doc map[string]any) (pair, bool) {
 	return pair{project, day}, ok && dayOK
 }
 
-// guardApprovedDays locks the project days a write leaves and enters, and
-// refuses it when one of them is approved. The lock is held until the
-// write commits, and approvals take the same lock: no WORK entry reaches a
-// day after its approval has committed.
-//
-// A write that brings the entry into a project day first takes the day's
-// join lock (see BulkApprove for the lock order).
+// guardApprovedDays holds the project days a write leaves and enters, and
+// refuses it when one of them is approved: the writer's side of dayLocks.
+// The days stay held until the write commits, and approvals take the same
+// locks: no WORK entry reaches a day after its approval has committed.
 func (s *Service) guardApprovedDays(ctx context.Context, w *records.Write) error {
+	l := s.locks(w.Tx, w.Caller.TenantID)
 	var pairs []pair
 	oldPair, wasWork := workPair(w.Old)
 	if wasWork {
@@ -69,13 +68,13 @@ func (s *Service) guardApprovedDays(ctx context.Context, w *records.Write) error
 	}
 	if p, ok := workPair(w.New); ok {
 		if !wasWork || p != oldPair {
-			if err := s.db.Lock(ctx, w.Tx, p.joinKey(w.Caller.TenantID)); err != nil {
+			if err := l.join(ctx, p); err != nil {
 				return err
 			}
 		}
 		pairs = append(pairs, p)
 	}
-	pairs, err := s.lockPairs(ctx, w.Tx, w.Caller.TenantID, pairs)
+	pairs, err := l.hold(ctx, pairs)
 	if err != nil {
 		return err
 	}
@@ -85,8 +84,8 @@ func (s *Service) guardApprovedDays(ctx context.Context, w *records.Write) error
 			return err
 		}
 		if status == Approved {
-			return &records.Error{Kind: records.Forbidden, Code: "day_approved",
-				Message: "project " + itoa(p.project) + " is approved on " + p.day + ": its WORK entries cannot be created, changed or deleted"}
+			return errs.New(errs.Forbidden, "day_approved",
+				"project "+itoa(p.project)+" is approved on "+p.day+": its WORK entries cannot be created, changed or deleted")
 		}
 	}
 	return nil
@@ -94,17 +93,17 @@ func (s *Service) guardApprovedDays(ctx context.Context, w *records.Write) error
 
 // fieldRules checks a time entry against SPEC.md's tables for its
 // trackingType and the account's timerMode and useWorktime.
-func fieldRules(doc map[string]any, st store.Settings) []resource.Problem {
-	var problems []resource.Problem
+func fieldRules(doc map[string]any, st store.Settings) []errs.Problem {
+	var problems []errs.Problem
 	has := func(k string) bool { return doc[k] != nil }
 	need := func(k, why string) {
 		if !has(k) {
-			problems = append(problems, resource.Problem{Field: k, Message: "is required " + why})
+			problems = append(problems, errs.Problem{Field: k, Message: "is required " + why})
 		}
 	}
 	refuse := func(k, why string) {
 		if has(k) {
-			problems = append(problems, resource.Problem{Field: k, Message: "must be omitted " + why})
+			problems = append(problems, errs.Problem{Field: k, Message: "must be omitted " + why})
 		}
 	}
 	timeFields := func(tt string) {
@@ -158,10 +157,10 @@ func fieldRules(doc map[string]any, st store.Settings) []resource.Problem {
 		return false
 	}
 	if d, ok := asInt(doc["duration"]); ok && d < 0 && !named("duration") {
-		problems = append(problems, resource.Problem{Field: "duration", Message: "must not be negative"})
+		problems = append(problems, errs.Problem{Field: "duration", Message: "must not be negative"})
 	}
 	if start, end, ok := times(doc); ok && !end.After(start) && !named("endTime") {
-		problems = append(problems, resource.Problem{Field: "endTime", Message: "must be after startTime"})
+		problems = append(problems, errs.Problem{Field: "endTime", Message: "must be after startTime"})
 	}
 	return problems
 }
@@ -192,5 +191,5 @@ func seconds(doc map[string]any) int64 {
 }
 
 func workEntries(r *resource.Resource) query.Node {
-	return &query.Cond{Field: field(r, "trackingType"), Op: query.Eq, Values: []query.Value{{Kind: query.KindString, Str: Work}}}
+	return query.Equal(field(r, "trackingType"), query.Str(Work))
 }

@@ -8,9 +8,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"planwerk/internal/auth"
+	"planwerk/internal/errs"
 	"planwerk/internal/query"
 	"planwerk/internal/records"
 	"planwerk/internal/resource"
@@ -34,35 +34,30 @@ const (
 	maxTotalsDays = 366 * 5
 )
 
+// Store is what the rules need of the database.
+type Store interface {
+	Records(q store.Querier, tenantID int64, c store.Collection) store.Records
+	ListRecords(ctx context.Context, tenantID int64, c store.Collection, q *query.Query, fn func(doc []byte) error) error
+	Tx(ctx context.Context, fn func(q store.Querier) error) error
+	Lock(ctx context.Context, q store.Querier, key string) error
+	TenantSettings(ctx context.Context, q store.Querier, tenantID int64) (store.Settings, error)
+	SetTenantSettings(ctx context.Context, q store.Querier, tenantID int64, s store.Settings) error
+}
+
 // Service applies the time tracking rules.
 type Service struct {
-	db  *store.DB
-	reg *resource.Registry
+	db Store
+	// The resources the rules read and write.
+	entries, days, projects *resource.Resource
 }
 
 // New returns a Service.
-func New(db *store.DB, reg *resource.Registry) *Service {
-	return &Service{db: db, reg: reg}
-}
-
-func (s *Service) res(name string) *resource.Resource {
-	r, ok := s.reg.Get(name)
-	if !ok {
-		panic("timetrack: registry has no " + name)
-	}
-	return r
+func New(db Store, reg *resource.Registry) *Service {
+	return &Service{db: db, entries: reg.Must(timeEntries), days: reg.Must(projectDays), projects: reg.Must("projects")}
 }
 
 func field(r *resource.Resource, name string) query.Field {
 	return r.Schema().Fields[name]
-}
-
-func invalid(problems ...resource.Problem) error {
-	return &records.Error{Kind: records.Invalid, Code: "invalid", Message: "the request is not valid", Problems: problems}
-}
-
-func forbidden(msg string) error {
-	return &records.Error{Kind: records.Forbidden, Code: "forbidden", Message: msg}
 }
 
 // Settings returns the tenant's account settings.
@@ -73,7 +68,7 @@ func (s *Service) Settings(ctx context.Context, tenantID int64) (store.Settings,
 // UpdateSettings changes the account settings the input names. Admins only.
 func (s *Service) UpdateSettings(ctx context.Context, caller auth.Principal, input map[string]any) (store.Settings, error) {
 	if !caller.IsAdmin {
-		return store.Settings{}, forbidden("only admins may change the account settings")
+		return store.Settings{}, errs.Forbid("only admins may change the account settings")
 	}
 	var out store.Settings
 	err := s.db.Tx(ctx, func(tx store.Querier) error {
@@ -81,7 +76,7 @@ func (s *Service) UpdateSettings(ctx context.Context, caller auth.Principal, inp
 		if err != nil {
 			return err
 		}
-		var problems []resource.Problem
+		var problems []errs.Problem
 		keys := make([]string, 0, len(input))
 		for k := range input {
 			keys = append(keys, k)
@@ -92,23 +87,23 @@ func (s *Service) UpdateSettings(ctx context.Context, caller auth.Principal, inp
 			case "timerMode":
 				mode, ok := v.(string)
 				if !ok || (mode != Duration && mode != StartTimeEnd) {
-					problems = append(problems, resource.Problem{Field: k, Message: "must be DURATION or START_TIME_END_TIME"})
+					problems = append(problems, errs.Problem{Field: k, Message: "must be DURATION or START_TIME_END_TIME"})
 					continue
 				}
 				cur.TimerMode = mode
 			case "useWorktime":
 				b, ok := v.(bool)
 				if !ok {
-					problems = append(problems, resource.Problem{Field: k, Message: "must be true or false"})
+					problems = append(problems, errs.Problem{Field: k, Message: "must be true or false"})
 					continue
 				}
 				cur.UseWorktime = b
 			default:
-				problems = append(problems, resource.Problem{Field: k, Message: "is not an account setting (timerMode, useWorktime)"})
+				problems = append(problems, errs.Problem{Field: k, Message: "is not an account setting (timerMode, useWorktime)"})
 			}
 		}
 		if len(problems) > 0 {
-			return invalid(problems...)
+			return errs.Fields(problems...)
 		}
 		out = cur
 		return s.db.SetTenantSettings(ctx, tx, caller.TenantID, cur)
@@ -120,17 +115,6 @@ func (s *Service) UpdateSettings(ctx context.Context, caller auth.Principal, inp
 type pair struct {
 	project int64
 	day     string
-}
-
-func (p pair) lockKey(tenantID int64) string {
-	return "project-day:" + strconv.FormatInt(tenantID, 10) + ":" + strconv.FormatInt(p.project, 10) + ":" + p.day
-}
-
-// joinKey is the lock a write takes before it brings a WORK entry into
-// the project day (creates it there or moves it in), and that an approval
-// of the day holds from before it locks the day's entries.
-func (p pair) joinKey(tenantID int64) string {
-	return "project-day-join:" + strconv.FormatInt(tenantID, 10) + ":" + strconv.FormatInt(p.project, 10) + ":" + p.day
 }
 
 func comparePairs(a, b pair) int {
@@ -149,25 +133,11 @@ func comparePairs(a, b pair) int {
 	return 0
 }
 
-// lockPairs serialises the writers of the given project days for the rest
-// of the transaction. Keys are taken in a fixed order, so two transactions
-// never wait for each other in a circle.
-func (s *Service) lockPairs(ctx context.Context, tx store.Querier, tenantID int64, pairs []pair) ([]pair, error) {
-	slices.SortFunc(pairs, comparePairs)
-	pairs = slices.Compact(pairs)
-	for _, p := range pairs {
-		if err := s.db.Lock(ctx, tx, p.lockKey(tenantID)); err != nil {
-			return nil, err
-		}
-	}
-	return pairs, nil
-}
-
 // pairWhere selects the records of one (project, day).
-func (s *Service) pairWhere(r *resource.Resource, p pair, extra ...query.Node) query.Node {
+func pairWhere(r *resource.Resource, p pair, extra ...query.Node) query.Node {
 	terms := []query.Node{
-		&query.Cond{Field: field(r, "project"), Op: query.Eq, Values: []query.Value{{Kind: query.KindNumber, Int: p.project, Num: float64(p.project), IsInt: true}}},
-		&query.Cond{Field: field(r, "day"), Op: query.Eq, Values: []query.Value{{Kind: query.KindString, Str: p.day}}},
+		query.Equal(field(r, "project"), query.Int(p.project)),
+		query.Equal(field(r, "day"), query.Str(p.day)),
 	}
 	return &query.And{Terms: append(terms, extra...)}
 }
@@ -175,8 +145,7 @@ func (s *Service) pairWhere(r *resource.Resource, p pair, extra ...query.Node) q
 // status returns the approval state of one project day (absent: NOTAPPROVED)
 // and its record, if any.
 func (s *Service) status(ctx context.Context, tx store.Querier, tenantID int64, p pair) (string, *store.Record, error) {
-	r := s.res(projectDays)
-	recs, err := s.db.FindRecords(ctx, tx, tenantID, records.Collection(r), s.pairWhere(r, p), 1)
+	recs, err := s.db.Records(tx, tenantID, records.Collection(s.days)).Find(ctx, pairWhere(s.days, p), 1)
 	if err != nil || len(recs) == 0 {
 		return NotApproved, nil, err
 	}

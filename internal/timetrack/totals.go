@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"planwerk/internal/auth"
+	"planwerk/internal/errs"
 	"planwerk/internal/query"
 	"planwerk/internal/records"
-	"planwerk/internal/resource"
 )
 
 // Totals is the answer of GET /v1/analytics/time-totals.
@@ -40,28 +40,28 @@ func zeroSeconds() map[string]int64 { return map[string]int64{Work: 0, Worktime:
 // TimeTotals sums the time entries of the days from..to (inclusive) per
 // group and trackingType. WORK totals never include WORKTIME or BREAK.
 func (s *Service) TimeTotals(ctx context.Context, caller auth.Principal, from, to, groupBy string) (Totals, error) {
-	var problems []resource.Problem
+	var problems []errs.Problem
 	fromDay, err1 := time.Parse(time.DateOnly, from)
 	toDay, err2 := time.Parse(time.DateOnly, to)
 	if err1 != nil || len(from) != 10 {
-		problems = append(problems, resource.Problem{Field: "from", Message: "must be a date YYYY-MM-DD"})
+		problems = append(problems, errs.Problem{Field: "from", Message: "must be a date YYYY-MM-DD"})
 	}
 	if err2 != nil || len(to) != 10 {
-		problems = append(problems, resource.Problem{Field: "to", Message: "must be a date YYYY-MM-DD"})
+		problems = append(problems, errs.Problem{Field: "to", Message: "must be a date YYYY-MM-DD"})
 	}
 	if err1 == nil && err2 == nil && toDay.Before(fromDay) {
-		problems = append(problems, resource.Problem{Field: "to", Message: "must not be before from"})
+		problems = append(problems, errs.Problem{Field: "to", Message: "must not be before from"})
 	}
 	if err1 == nil && err2 == nil && toDay.Sub(fromDay) > maxTotalsDays*24*time.Hour {
-		problems = append(problems, resource.Problem{Field: "to", Message: "the range may span at most five years"})
+		problems = append(problems, errs.Problem{Field: "to", Message: "the range may span at most five years"})
 	}
 	if groupBy != "user" && groupBy != "project" && groupBy != "day" {
-		problems = append(problems, resource.Problem{Field: "groupBy", Message: "must be user, project or day"})
+		problems = append(problems, errs.Problem{Field: "groupBy", Message: "must be user, project or day"})
 	}
 	if len(problems) > 0 {
-		return Totals{}, invalid(problems...)
+		return Totals{}, errs.Fields(problems...)
 	}
-	te := s.res(timeEntries)
+	te := s.entries
 	day := field(te, "day")
 	q := &query.Query{
 		Where: &query.And{Terms: []query.Node{

@@ -1,0 +1,152 @@
+// Package users holds the rules of users and tenants: a user's e-mail
+// address and password (stored apart from the record, as a slow hash), the
+// sessions a change of password or role ends, the first user who stays,
+// and what a new tenant starts with.
+package users
+
+import (
+	"context"
+	"errors"
+	"net/mail"
+
+	"planwerk/internal/errs"
+	"planwerk/internal/records"
+	"planwerk/internal/store"
+)
+
+// Store is what the rules need of the database.
+type Store interface {
+	CreateTenant(ctx context.Context, slug, name string, admin store.NewAdmin, setup ...func(q store.Querier, tenantID int64) error) (store.Tenant, store.User, error)
+	CreateUser(ctx context.Context, q store.Querier, tenantID int64, nu store.NewUser) (store.User, error)
+	UpdateUser(ctx context.Context, q store.Querier, tenantID, id int64, createdAt string, doc map[string]any, passwordHash *string) (store.Doc, error)
+	DeleteUser(ctx context.Context, q store.Querier, tenantID, id int64) error
+	RevokeUserTokens(ctx context.Context, q store.Querier, tenantID, userID int64) error
+}
+
+// Hasher turns a password into its slow hash.
+type Hasher interface {
+	Hash(ctx context.Context, password string) (string, error)
+}
+
+// Sessions forgets what it cached of tokens, so that a change of password
+// or role takes effect at once.
+type Sessions interface {
+	ForgetCachedTokens()
+}
+
+// Setup gives a new tenant what every tenant has, inside the transaction
+// that creates it.
+type Setup func(ctx context.Context, q store.Querier, tenantID int64) error
+
+// Service applies the rules.
+type Service struct {
+	db       Store
+	hasher   Hasher
+	sessions Sessions
+	setup    []Setup
+}
+
+// New returns a Service; setup runs for every new tenant.
+func New(db Store, hasher Hasher, sessions Sessions, setup ...Setup) *Service {
+	return &Service{db: db, hasher: hasher, sessions: sessions, setup: setup}
+}
+
+// Hooks are the rules of the users resource.
+func (s *Service) Hooks() records.Hooks {
+	return records.Hooks{Prepare: s.prepare, Check: check, Insert: s.insert, Update: s.update, Delete: s.delete}
+}
+
+// ValidEmail reports whether s is a bare e-mail address.
+func ValidEmail(s string) bool {
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Address == s && a.Name == ""
+}
+
+// prepare hashes a new password before the transaction: hashing is slow.
+func (s *Service) prepare(ctx context.Context, w *records.Write) error {
+	pw, ok := w.WriteOnly["password"].(string)
+	if !ok {
+		return nil
+	}
+	if pw == "" {
+		return errs.Field("password", "must not be empty")
+	}
+	hash, err := s.hasher.Hash(ctx, pw)
+	if err != nil {
+		return err
+	}
+	w.Prepared["passwordHash"] = hash
+	return nil
+}
+
+func check(_ context.Context, w *records.Write) error {
+	if email, ok := w.New["email"].(string); ok && !ValidEmail(email) {
+		return errs.Field("email", "must be an e-mail address")
+	}
+	if _, ok := w.WriteOnly["password"]; ok && w.Prepared["passwordHash"] == nil {
+		return errs.Field("password", "must be a string")
+	}
+	if w.New["isAdmin"] == nil {
+		w.New["isAdmin"] = false
+	}
+	return nil
+}
+
+func conflictOnEmail(err error) error {
+	if errors.Is(err, store.ErrConflict) {
+		e := errs.Conflicts("a user with this e-mail address exists")
+		e.Problems = []errs.Problem{{Field: "email", Message: "is taken"}}
+		return e
+	}
+	return err
+}
+
+func (s *Service) insert(ctx context.Context, w *records.Write) (store.Doc, error) {
+	email, _ := w.New["email"].(string)
+	hash, _ := w.Prepared["passwordHash"].(string)
+	isAdmin, _ := w.New["isAdmin"].(bool)
+	attrs := make(map[string]any, len(w.New))
+	for k, v := range w.New {
+		if k != "email" && k != "isAdmin" {
+			attrs[k] = v
+		}
+	}
+	user, err := s.db.CreateUser(ctx, w.Tx, w.Caller.TenantID, store.NewUser{Email: email, PasswordHash: hash, IsAdmin: isAdmin, Attrs: attrs})
+	if err != nil {
+		return nil, conflictOnEmail(err)
+	}
+	return user.Doc, nil
+}
+
+func (s *Service) update(ctx context.Context, w *records.Write) (store.Doc, error) {
+	var hash *string
+	if h, ok := w.Prepared["passwordHash"].(string); ok {
+		hash = &h
+		// A new password ends every session of the user.
+		if err := s.db.RevokeUserTokens(ctx, w.Tx, w.Caller.TenantID, w.ID); err != nil {
+			return nil, err
+		}
+	}
+	doc, err := s.db.UpdateUser(ctx, w.Tx, w.Caller.TenantID, w.ID, w.CreatedAt, w.New, hash)
+	if err != nil {
+		return nil, conflictOnEmail(err)
+	}
+	if hash != nil || w.Old["isAdmin"] != w.New["isAdmin"] {
+		w.AfterCommit(s.sessions.ForgetCachedTokens)
+	}
+	return doc, nil
+}
+
+func (s *Service) delete(ctx context.Context, w *records.Write) (store.Doc, error) {
+	if w.ID == w.Caller.UserID {
+		return nil, errs.Conflicts("you cannot delete your own user")
+	}
+	if err := s.db.DeleteUser(ctx, w.Tx, w.Caller.TenantID, w.ID); err != nil {
+		if errors.Is(err, store.ErrOwner) {
+			return nil, errs.Conflicts("the tenant's first user cannot be deleted")
+		}
+		return nil, err
+	}
+	w.AfterCommit(s.sessions.ForgetCachedTokens)
+	return nil, nil
+}
