@@ -162,29 +162,8 @@ func (s *Service) Create(ctx context.Context, caller auth.Principal, r *resource
 func (s *Service) Update(ctx context.Context, caller auth.Principal, r *resource.Resource, id int64, input map[string]any) (store.Doc, error) {
 	h := s.hooks[r.Name]
 	w := &Write{Caller: caller, Res: r, ID: id, Prepared: map[string]any{}}
-	var (
-		problems []errs.Problem
-		doc      map[string]any
-	)
-	// Validate the input against the current record before the slow
-	// Prepare step; the transaction below validates again on the locked row.
 	if h.Prepare != nil {
-		cur, err := s.in(nil, caller, r).Get(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		old, err := Decode(cur.Doc)
-		if err != nil {
-			return nil, err
-		}
-		if err := mayWrite(caller, r, old); err != nil {
-			return nil, err
-		}
-		if doc, w.WriteOnly, problems = r.Apply(input, old); len(problems) > 0 {
-			return nil, errs.Fields(problems...)
-		}
-		w.Old, w.New = old, doc
-		if err := h.Prepare(ctx, w); err != nil {
+		if err := s.prepareUpdate(ctx, w, input, h.Prepare); err != nil {
 			return nil, err
 		}
 	}
@@ -195,10 +174,11 @@ func (s *Service) Update(ctx context.Context, caller auth.Principal, r *resource
 		if err != nil {
 			return err
 		}
-		doc, w.WriteOnly, problems = r.Apply(input, old)
+		doc, writeOnly, problems := r.Apply(input, old)
 		if len(problems) > 0 {
 			return errs.Fields(problems...)
 		}
+		w.WriteOnly = writeOnly
 		if err := mayWrite(caller, r, doc); err != nil {
 			return err
 		}
@@ -224,6 +204,29 @@ func (s *Service) Update(ctx context.Context, caller auth.Principal, r *resource
 	}
 	w.committed()
 	return out, nil
+}
+
+// prepareUpdate validates an update against the current record, then
+// runs the slow Prepare step outside the transaction, which validates
+// again on the locked row.
+func (s *Service) prepareUpdate(ctx context.Context, w *Write, input map[string]any, prepare func(context.Context, *Write) error) error {
+	cur, err := s.in(nil, w.Caller, w.Res).Get(ctx, w.ID)
+	if err != nil {
+		return err
+	}
+	old, err := Decode(cur.Doc)
+	if err != nil {
+		return err
+	}
+	if err := mayWrite(w.Caller, w.Res, old); err != nil {
+		return err
+	}
+	doc, writeOnly, problems := w.Res.Apply(input, old)
+	if len(problems) > 0 {
+		return errs.Fields(problems...)
+	}
+	w.Old, w.New, w.WriteOnly = old, doc, writeOnly
+	return prepare(ctx, w)
 }
 
 // lockForWrite reads and locks the record a write changes: 404 when the

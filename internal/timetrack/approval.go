@@ -158,7 +158,7 @@ func parseBulk(input map[string]any) (string, []pair, []errs.Problem) {
 			problems = append(problems, errs.Problem{Field: name, Message: "must be an object {project, day}"})
 			continue
 		}
-		project, ok := asInt(obj["project"])
+		project, ok := records.AsID(obj["project"])
 		if !ok || project <= 0 {
 			problems = append(problems, errs.Problem{Field: name + ".project", Message: "must be a project id"})
 		}

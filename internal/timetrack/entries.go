@@ -50,7 +50,7 @@ func workPair(doc map[string]any) (pair, bool) {
 	if doc == nil || doc["trackingType"] != Work {
 		return pair{}, false
 	}
-	project, ok := asInt(doc["project"])
+	project, ok := records.AsID(doc["project"])
 	day, dayOK := doc["day"].(string)
 	return pair{project, day}, ok && dayOK
 }
@@ -156,7 +156,7 @@ func fieldRules(doc map[string]any, st store.Settings) []errs.Problem {
 		}
 		return false
 	}
-	if d, ok := asInt(doc["duration"]); ok && d < 0 && !named("duration") {
+	if d, ok := records.AsID(doc["duration"]); ok && d < 0 && !named("duration") {
 		problems = append(problems, errs.Problem{Field: "duration", Message: "must not be negative"})
 	}
 	if start, end, ok := times(doc); ok && !end.After(start) && !named("endTime") {
@@ -186,7 +186,7 @@ func seconds(doc map[string]any) int64 {
 	if _, running := doc["startTime"].(string); running {
 		return 0
 	}
-	d, _ := asInt(doc["duration"])
+	d, _ := records.AsID(doc["duration"])
 	return d
 }
 

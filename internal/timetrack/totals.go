@@ -40,26 +40,8 @@ func zeroSeconds() map[string]int64 { return map[string]int64{Work: 0, Worktime:
 // TimeTotals sums the time entries of the days from..to (inclusive) per
 // group and trackingType. WORK totals never include WORKTIME or BREAK.
 func (s *Service) TimeTotals(ctx context.Context, caller auth.Principal, from, to, groupBy string) (Totals, error) {
-	var problems []errs.Problem
-	fromDay, err1 := time.Parse(time.DateOnly, from)
-	toDay, err2 := time.Parse(time.DateOnly, to)
-	if err1 != nil || len(from) != 10 {
-		problems = append(problems, errs.Problem{Field: "from", Message: "must be a date YYYY-MM-DD"})
-	}
-	if err2 != nil || len(to) != 10 {
-		problems = append(problems, errs.Problem{Field: "to", Message: "must be a date YYYY-MM-DD"})
-	}
-	if err1 == nil && err2 == nil && toDay.Before(fromDay) {
-		problems = append(problems, errs.Problem{Field: "to", Message: "must not be before from"})
-	}
-	if err1 == nil && err2 == nil && toDay.Sub(fromDay) > maxTotalsDays*24*time.Hour {
-		problems = append(problems, errs.Problem{Field: "to", Message: "the range may span at most five years"})
-	}
-	if groupBy != "user" && groupBy != "project" && groupBy != "day" {
-		problems = append(problems, errs.Problem{Field: "groupBy", Message: "must be user, project or day"})
-	}
-	if len(problems) > 0 {
-		return Totals{}, errs.Fields(problems...)
+	if err := checkTotals(from, to, groupBy); err != nil {
+		return Totals{}, err
 	}
 	te := s.entries
 	day := field(te, "day")
@@ -127,4 +109,30 @@ func compareKeys(a, b any) int {
 		return 0
 	}
 	return 1
+}
+
+// checkTotals names every problem of a totals request.
+func checkTotals(from, to, groupBy string) error {
+	var problems []errs.Problem
+	fromDay, err1 := time.Parse(time.DateOnly, from)
+	toDay, err2 := time.Parse(time.DateOnly, to)
+	if err1 != nil || len(from) != 10 {
+		problems = append(problems, errs.Problem{Field: "from", Message: "must be a date YYYY-MM-DD"})
+	}
+	if err2 != nil || len(to) != 10 {
+		problems = append(problems, errs.Problem{Field: "to", Message: "must be a date YYYY-MM-DD"})
+	}
+	if err1 == nil && err2 == nil && toDay.Before(fromDay) {
+		problems = append(problems, errs.Problem{Field: "to", Message: "must not be before from"})
+	}
+	if err1 == nil && err2 == nil && toDay.Sub(fromDay) > maxTotalsDays*24*time.Hour {
+		problems = append(problems, errs.Problem{Field: "to", Message: "the range may span at most five years"})
+	}
+	if groupBy != "user" && groupBy != "project" && groupBy != "day" {
+		problems = append(problems, errs.Problem{Field: "groupBy", Message: "must be user, project or day"})
+	}
+	if len(problems) > 0 {
+		return errs.Fields(problems...)
+	}
+	return nil
 }
