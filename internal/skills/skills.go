@@ -110,12 +110,8 @@ func (s *Service) tagType(ctx context.Context, tx store.Querier, tenantID, tagID
 // through SkillAssignment); plain tags attach to clients, projects, tasks,
 // users and expense categories.
 func (s *Service) checkTagAssignment(ctx context.Context, w *records.Write) error {
-	tagID, _ := records.AsID(w.New["tag"])
-	_, isSkill, err := s.tagType(ctx, w.Tx, w.Caller.TenantID, tagID)
-	if danglingTag(err) {
-		return nil
-	}
-	if err != nil {
+	isSkill, known, err := s.writesSkill(ctx, w)
+	if err != nil || !known {
 		return err
 	}
 	model, _ := w.New["model"].(string)
@@ -135,12 +131,8 @@ func (s *Service) checkAssignment(ctx context.Context, w *records.Write) error {
 	if w.New["status"] == nil {
 		w.New["status"] = int64(1)
 	}
-	tagID, _ := records.AsID(w.New["tag"])
-	_, isSkill, err := s.tagType(ctx, w.Tx, w.Caller.TenantID, tagID)
-	if danglingTag(err) {
-		return nil
-	}
-	if err != nil {
+	isSkill, known, err := s.writesSkill(ctx, w)
+	if err != nil || !known {
 		return err
 	}
 	if !isSkill {
@@ -149,14 +141,19 @@ func (s *Service) checkAssignment(ctx context.Context, w *records.Write) error {
 	return nil
 }
 
-// danglingTag reports whether a tag lookup failed because the tag is gone.
-// The generic reference check has already made sure that every tag a
-// write sets or changes exists, so a missing tag is one the record kept
-// after the tag was deleted: references do not cascade, and such a record
-// stays editable (without this, changing any attribute of it answered 404
-// for a record that exists).
-func danglingTag(err error) bool {
-	return errors.Is(err, store.ErrNotFound)
+// writesSkill reports whether the tag a write names is a skill; known is
+// false when the tag is gone. The generic reference check has already
+// made sure that every tag a write sets or changes exists, so a missing
+// tag is one the record kept after the tag was deleted: references do not
+// cascade, and such a record stays editable (without this, changing any
+// attribute of it answered 404 for a record that exists).
+func (s *Service) writesSkill(ctx context.Context, w *records.Write) (isSkill, known bool, err error) {
+	tagID, _ := records.AsID(w.New["tag"])
+	_, isSkill, err = s.tagType(ctx, w.Tx, w.Caller.TenantID, tagID)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, false, nil
+	}
+	return isSkill, err == nil, err
 }
 
 // findAssignment returns a user's assignment of a skill, if any.
