@@ -160,7 +160,7 @@ func runBackup(ctx context.Context, args []string, stdio IO) error {
 	}
 	defer db.Close()
 	// PostgreSQL has pg_dump: say so before asking for a migration.
-	if db.Engine() != "sqlite" {
+	if _, ok := db.LocalFile(); !ok {
 		return store.ErrBackupUnsupported
 	}
 	if err := checkSchema(ctx, db); err != nil {

@@ -699,9 +699,9 @@ func runStatement(e engine, stmt string, args []any) ([]int64, string, error) {
 // an engine that cannot run has skip set.
 func engines(t *testing.T, rs []rec) []engine {
 	t.Helper()
-	sq := engine{name: "sqlite", db: openSQLite(t), dialect: query.For("sqlite")}
+	sq := engine{name: "sqlite", db: openSQLite(t), dialect: query.SQLite}
 	insertRecords(t, sq, rs)
-	pg := engine{name: "postgres", dialect: query.For("postgres")}
+	pg := engine{name: "postgres", dialect: query.Postgres}
 	if pg.skip = testenv.PostgresUnavailable(t); pg.skip == "" {
 		pg.db = openPostgres(t)
 		insertRecords(t, pg, rs)

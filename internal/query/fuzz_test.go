@@ -51,7 +51,7 @@ func fuzzEngine(t *testing.T) (engine, []rec) {
 	if fuzzErr != nil {
 		t.Fatal(fuzzErr)
 	}
-	return engine{name: "sqlite", db: fuzzDB, dialect: query.For("sqlite")}, fuzzRecs
+	return engine{name: "sqlite", db: fuzzDB, dialect: query.SQLite}, fuzzRecs
 }
 
 // FuzzWhere: Parse never panics, refuses only with *query.Error, and what

@@ -261,7 +261,7 @@ func TestExtractOncePerRow(t *testing.T) {
 		t.Skip(msg)
 	}
 	rs := genRecords(200)
-	e := engine{name: "postgres", db: openPostgres(t), dialect: query.For("postgres")}
+	e := engine{name: "postgres", db: openPostgres(t), dialect: query.Postgres}
 	insertRecords(t, e, rs)
 	stmt, args := compileSelect(e.dialect, extractOnceQuery(t))
 	lookups := 0
@@ -294,7 +294,7 @@ func TestExtractOncePerRow(t *testing.T) {
 // TestExtractOnceSQLite: SQLite's program calls the JSON functions twice
 // per attribute (type and value), not once or more per condition.
 func TestExtractOnceSQLite(t *testing.T) {
-	e := engine{name: "sqlite", db: openSQLite(t), dialect: query.For("sqlite")}
+	e := engine{name: "sqlite", db: openSQLite(t), dialect: query.SQLite}
 	insertRecords(t, e, genRecords(20))
 	stmt, args := compileSelect(e.dialect, extractOnceQuery(t))
 	rows, err := e.db.Query("EXPLAIN "+stmt, args...)
@@ -366,7 +366,7 @@ func TestIndexesStillServe(t *testing.T) {
 				t.Fatal(err)
 			}
 			var s query.SQL
-			query.For(b.Name).Select(&s, query.Select{
+			dialects[b.Name].Select(&s, query.Select{
 				Columns: "doc", Table: c.Table,
 				Scope: func(s *query.SQL) { s.Write("tenant_id = ", s.Arg(tn.ID), " AND resource = 'time-entries'") },
 				Where: q.Where, Sort: q.Sort, Limit: 100,
@@ -378,6 +378,9 @@ func TestIndexesStillServe(t *testing.T) {
 		}
 	})
 }
+
+// dialects are the list-language compilers by backend name.
+var dialects = map[string]query.Dialect{"sqlite": query.SQLite, "postgres": query.Postgres}
 
 // explainText returns the plan of a statement as text.
 func explainText(t *testing.T, ctx context.Context, db *store.DB, engine, stmt string, args []any) string {

@@ -46,13 +46,11 @@ type Dialect interface {
 	Select(s *SQL, sel Select)
 }
 
-// For returns the dialect of an engine: "sqlite" or "postgres".
-func For(engine string) Dialect {
-	if engine == "postgres" {
-		return compiler{e: postgresExprs{}}
-	}
-	return compiler{e: sqliteExprs{}}
-}
+// The dialects of the two engines.
+var (
+	SQLite   Dialect = compiler{e: sqliteExprs{}}
+	Postgres Dialect = compiler{e: postgresExprs{}}
+)
 
 // ref is the SQL that reads one attribute of a record's document: two
 // expressions whose meaning is the engine's. PostgreSQL: the jsonb value

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strings"
 	"time"
 )
 
@@ -64,7 +63,7 @@ func (db *DB) ResetPassword(ctx context.Context, tenantID int64, email, hash str
 	err := db.Tx(ctx, func(q Querier) error {
 		var err error
 		u, err = db.scanUser(q.QueryRowContext(ctx,
-			`SELECT tenant_id, id, email, password_hash, is_admin, `+db.docColumn()+` FROM users WHERE tenant_id = $1 AND email_key = $2`,
+			`SELECT tenant_id, id, email, password_hash, is_admin, `+db.dialect.docColumn()+` FROM users WHERE tenant_id = $1 AND email_key = $2`,
 			tenantID, EmailKey(email)))
 		if err != nil {
 			return err
@@ -77,7 +76,8 @@ func (db *DB) ResetPassword(ctx context.Context, tenantID int64, email, hash str
 	return u, err
 }
 
-// ErrBackupUnsupported: online backups by this command are for SQLite.
+// ErrBackupUnsupported: online backups by this command are of a database
+// in a local file (SQLite).
 var ErrBackupUnsupported = errors.New("backup: for PostgreSQL use pg_dump (see README)")
 
 // Backup writes a consistent copy of a SQLite database to path while the
@@ -86,7 +86,8 @@ var ErrBackupUnsupported = errors.New("backup: for PostgreSQL use pg_dump (see R
 // neither waits for nor blocks the writer, so the copy is made even while
 // another connection holds the write lock for longer than any busy timeout.
 func (db *DB) Backup(ctx context.Context, path string) (err error) {
-	if db.dialect.name() != "sqlite" {
+	file, ok := db.dialect.file()
+	if !ok {
 		return ErrBackupUnsupported
 	}
 	// Claim path first (VACUUM INTO accepts an empty file): the copy holds
@@ -107,7 +108,7 @@ func (db *DB) Backup(ctx context.Context, path string) (err error) {
 	}()
 	// No query_only here: it refuses VACUUM INTO, which writes to path.
 	// mode=ro is what keeps the live database untouched.
-	conn, err := sql.Open("sqlite", "file:"+strings.TrimPrefix(db.dsn, "sqlite:")+"?mode=ro&_pragma=busy_timeout(10000)")
+	conn, err := sql.Open("sqlite", "file:"+file+"?mode=ro&_pragma=busy_timeout(10000)")
 	if err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}

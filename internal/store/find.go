@@ -15,8 +15,8 @@ func (db *DB) FindRecords(ctx context.Context, q Querier, tenantID int64, c Coll
 		q = readQuerier{db.read}
 	}
 	var s query.SQL
-	query.For(db.dialect.name()).Select(&s, query.Select{
-		Columns: "id, " + db.docColumn(),
+	db.dialect.compiler().Select(&s, query.Select{
+		Columns: "id, " + db.dialect.docColumn(),
 		Table:   c.Table,
 		Scope:   func(s *query.SQL) { c.scope(s, tenantID) },
 		Where:   where,
@@ -51,17 +51,13 @@ func (db *DB) SetAttribute(ctx context.Context, q Querier, tenantID int64, c Col
 	var s query.SQL
 	now := s.Arg(Timestamp(time.Now()))
 	v := s.Arg(value)
-	if db.dialect.name() == "postgres" {
-		s.Write("UPDATE ", c.Table, " SET doc = jsonb_set(jsonb_set(doc, '{", name, "}', to_jsonb(", v, "::text)), '{updatedAt}', to_jsonb(", now, "::text)), updated_at = ", now, " WHERE ")
-	} else {
-		s.Write("UPDATE ", c.Table, " SET doc = json_set(doc, '$.", name, "', ", v, ", '$.updatedAt', ", now, "), updated_at = ", now, " WHERE ")
-	}
+	s.Write("UPDATE ", c.Table, " SET doc = ", db.dialect.setAttribute(name, v, now), ", updated_at = ", now, " WHERE ")
 	c.scope(&s, tenantID)
 	s.Write(" AND ")
 	// These criteria are the service's own and small, and an UPDATE cannot
 	// join its target laterally: they read the document where they use it.
 	changed := &query.Cond{Field: query.Field{Name: name}, Op: query.Ne, Values: []query.Value{{Kind: query.KindString, Str: value}}}
-	query.For(db.dialect.name()).Where(&s, &query.And{Terms: []query.Node{where, changed}})
+	db.dialect.compiler().Where(&s, &query.And{Terms: []query.Node{where, changed}})
 	res, err := q.ExecContext(ctx, s.String(), s.Args...)
 	if err != nil {
 		return 0, fmt.Errorf("set %s of %s: %w", name, c.Resource, err)

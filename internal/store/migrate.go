@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strings"
 	"syscall"
 
 	"github.com/pressly/goose/v3"
@@ -22,7 +21,7 @@ var migrationFiles embed.FS
 // runs take an advisory lock scoped to the current schema, SQLite runs an
 // exclusive lock on a file beside the database.
 func (db *DB) Migrate(ctx context.Context) (int, error) {
-	unlock, err := db.migrationLock(ctx)
+	unlock, err := db.dialect.migrationLock(ctx, db.write)
 	if err != nil {
 		return 0, fmt.Errorf("migrate: lock: %w", err)
 	}
@@ -75,12 +74,8 @@ const migrationTable = "schema_migrations"
 // migrationTableExists looks for the version table in the catalogue, where
 // goose looks for it (PostgreSQL: the current schema).
 func (db *DB) migrationTableExists(ctx context.Context) (bool, error) {
-	q := `SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '` + migrationTable + `')`
-	if db.dialect.name() == "postgres" {
-		q = `SELECT EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = '` + migrationTable + `')`
-	}
 	var exists bool
-	if err := db.read.QueryRowContext(ctx, q).Scan(&exists); err != nil {
+	if err := db.read.QueryRowContext(ctx, db.dialect.tableExists(migrationTable)).Scan(&exists); err != nil {
 		return false, err
 	}
 	return exists, nil
@@ -89,27 +84,14 @@ func (db *DB) migrationTableExists(ctx context.Context) (bool, error) {
 // migrations returns a goose provider for this engine's migrations that
 // runs its statements on pool.
 func (db *DB) migrations(pool *sql.DB) (*goose.Provider, error) {
-	sub, err := fs.Sub(migrationFiles, "migrations/"+db.dialect.name())
+	folder, dialect := db.dialect.migrations()
+	sub, err := fs.Sub(migrationFiles, folder)
 	if err != nil {
 		return nil, err
 	}
-	return goose.NewProvider(db.gooseDialect(), pool, sub,
+	return goose.NewProvider(dialect, pool, sub,
 		goose.WithDisableGlobalRegistry(true),
 		goose.WithTableName(migrationTable))
-}
-
-func (db *DB) gooseDialect() goose.Dialect {
-	if db.dialect.name() == "postgres" {
-		return goose.DialectPostgres
-	}
-	return goose.DialectSQLite3
-}
-
-func (db *DB) migrationLock(ctx context.Context) (func(), error) {
-	if db.dialect.name() == "postgres" {
-		return postgresMigrationLock(ctx, db.write)
-	}
-	return fileLock(strings.TrimPrefix(db.dsn, "sqlite:") + ".migrate-lock")
 }
 
 // postgresMigrationLock holds a session advisory lock keyed by the schema

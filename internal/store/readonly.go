@@ -43,7 +43,7 @@ func openSQLiteReadOnly(ctx context.Context, dsn, path string) (*DB, error) {
 	// that would write. No journal_mode pragma: switching modes is a write.
 	// A WAL database stays readable while a writer holds its lock.
 	name := "file:" + path + "?mode=ro&_pragma=busy_timeout(10000)&_pragma=query_only(1)"
-	return readOnlyDB(ctx, sqliteDialect{}, dsn, func() (*sql.DB, error) { return sql.Open("sqlite", name) })
+	return readOnlyDB(ctx, sqliteDialect{path: path}, dsn, func() (*sql.DB, error) { return sql.Open("sqlite", name) })
 }
 
 func openPostgresReadOnly(ctx context.Context, dsn string) (*DB, error) {

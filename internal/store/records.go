@@ -38,21 +38,6 @@ type Record struct {
 	Doc Doc
 }
 
-// docColumn is how a SELECT reads the document: PostgreSQL renders jsonb as text.
-func (db *DB) docColumn() string {
-	if db.dialect.name() == "postgres" {
-		return "doc::text"
-	}
-	return "doc"
-}
-
-func (db *DB) forUpdate() string {
-	if db.dialect.name() == "postgres" {
-		return " FOR UPDATE"
-	}
-	return "" // SQLite write transactions already hold the database's write lock
-}
-
 // NewID allocates a record id for the tenant.
 func (db *DB) NewID(ctx context.Context, q Querier, tenantID int64) (int64, error) {
 	return db.nextID(ctx, q, tenantID)
@@ -94,11 +79,11 @@ func (db *DB) InsertRecord(ctx context.Context, q Querier, tenantID int64, c Col
 // row stays locked until the transaction ends.
 func (db *DB) GetRecord(ctx context.Context, q Querier, tenantID int64, c Collection, id int64, lock bool) (Record, error) {
 	var s query.SQL
-	s.Write("SELECT ", db.docColumn(), " FROM ", c.Table, " WHERE ")
+	s.Write("SELECT ", db.dialect.docColumn(), " FROM ", c.Table, " WHERE ")
 	c.scope(&s, tenantID)
 	s.Write(" AND id = ", s.Arg(id))
 	if lock {
-		s.Write(db.forUpdate())
+		s.Write(db.dialect.forUpdate())
 	}
 	if q == nil {
 		q = readQuerier{db.read}
@@ -181,8 +166,8 @@ func (db *DB) RecordExists(ctx context.Context, q Querier, tenantID int64, c Col
 // the call. The criteria compile to a single parameterised statement.
 func (db *DB) ListRecords(ctx context.Context, tenantID int64, c Collection, q *query.Query, fn func(doc []byte) error) error {
 	var s query.SQL
-	query.For(db.dialect.name()).Select(&s, query.Select{
-		Columns: db.docColumn(),
+	db.dialect.compiler().Select(&s, query.Select{
+		Columns: db.dialect.docColumn(),
 		Table:   c.Table,
 		Scope:   func(s *query.SQL) { c.scope(s, tenantID) },
 		Where:   q.Where,

@@ -1,7 +1,8 @@
 // Package store keeps Planwerk's records in SQLite or PostgreSQL.
 //
-// Both engines run the same SQL wherever they can; the few places where they
-// really differ sit behind the small dialect interface. Every query that
+// Both engines run the same SQL wherever they can; every place where they
+// really differ is a method of the dialect interface (dialect.go), and no
+// other code asks which engine it runs on. Every query that
 // touches tenant data takes the tenant id as its first parameter.
 package store
 
@@ -20,7 +21,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
@@ -154,7 +154,7 @@ func openSQLite(ctx context.Context, dsn, path string) (*DB, error) {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	health.SetMaxOpenConns(1)
-	db := &DB{write: write, read: read, lookup: lookup, health: health, dialect: sqliteDialect{}, dsn: dsn,
+	db := &DB{write: write, read: read, lookup: lookup, health: health, dialect: sqliteDialect{path: path}, dsn: dsn,
 		// One writer: a tenant has at most two transactions waiting for it
 		// (so that the next is ready when one commits), and another
 		// tenant's write waits for at most five others. A tenant's further
@@ -348,89 +348,25 @@ func (db *DB) nextID(ctx context.Context, q Querier, tenantID int64) (int64, err
 	return db.dialect.nextID(ctx, q, tenantID)
 }
 
-// dialect holds what differs between the engines.
-type dialect interface {
-	name() string
-	// nextID returns a fresh record id for the tenant.
-	nextID(ctx context.Context, q Querier, tenantID int64) (int64, error)
-	// uniqueViolation reports whether err broke a unique constraint.
-	uniqueViolation(err error) bool
-	// retryable reports whether a transaction failing with err may be run again.
-	retryable(err error) bool
-	// lock serialises transactions that use the same key until they end.
-	lock(ctx context.Context, q Querier, key string) error
-}
-
-type sqliteDialect struct{}
-
-func (sqliteDialect) name() string { return "sqlite" }
-
-// SQLite has a single writer, so a per-tenant counter row costs nothing extra.
-func (sqliteDialect) nextID(ctx context.Context, q Querier, tenantID int64) (int64, error) {
-	var id int64
-	err := q.QueryRowContext(ctx,
-		`INSERT INTO tenant_sequences (tenant_id, last_id) VALUES ($1, 1)
-		 ON CONFLICT (tenant_id) DO UPDATE SET last_id = tenant_sequences.last_id + 1
-		 RETURNING last_id`,
-		tenantID).Scan(&id)
-	if err != nil {
-		return 0, fmt.Errorf("next id: %w", err)
-	}
-	return id, nil
-}
-
-func (sqliteDialect) uniqueViolation(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
-}
-
-func (sqliteDialect) retryable(error) bool { return false }
-
-// SQLite write transactions already exclude each other.
-func (sqliteDialect) lock(context.Context, Querier, string) error { return nil }
-
-type postgresDialect struct{}
-
-func (postgresDialect) lock(ctx context.Context, q Querier, key string) error {
-	if _, err := q.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
-		return fmt.Errorf("lock %q: %w", key, err)
-	}
-	return nil
-}
-
-func (postgresDialect) name() string { return "postgres" }
-
-// PostgreSQL uses one sequence: it never blocks concurrent writers and works
-// unchanged when tables are distributed by tenant.
-func (postgresDialect) nextID(ctx context.Context, q Querier, _ int64) (int64, error) {
-	var id int64
-	if err := q.QueryRowContext(ctx, `SELECT nextval('record_ids')`).Scan(&id); err != nil {
-		return 0, fmt.Errorf("next id: %w", err)
-	}
-	return id, nil
-}
-
-func (postgresDialect) uniqueViolation(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "23505"
-}
-
-func (postgresDialect) retryable(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
-}
-
-// FreeBytes is the free space on the disk of a SQLite database; for
-// PostgreSQL, whose disk is the server's, it reports plenty.
+// FreeBytes is the free space on the disk of a database in a local file;
+// for a database on a server (PostgreSQL), whose disk is the server's, it
+// reports plenty.
 func (db *DB) FreeBytes() (uint64, error) {
-	if db.dialect.name() != "sqlite" {
+	path, ok := db.dialect.file()
+	if !ok {
 		return math.MaxUint64, nil
 	}
 	var st syscall.Statfs_t
-	if err := syscall.Statfs(filepath.Dir(strings.TrimPrefix(db.dsn, "sqlite:")), &st); err != nil {
+	if err := syscall.Statfs(filepath.Dir(path), &st); err != nil {
 		return 0, fmt.Errorf("free space of the database folder: %w", err)
 	}
 	return st.Bavail * uint64(st.Bsize), nil
 }
+
+// LocalFile is the path of the database when it is a file of this
+// machine's (SQLite), which this process can copy and measure; ok is false
+// for a database on a server (PostgreSQL).
+func (db *DB) LocalFile() (path string, ok bool) { return db.dialect.file() }
 
 // DSN is the connection string the database was opened with.
 func (db *DB) DSN() string { return db.dsn }

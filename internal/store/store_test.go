@@ -288,9 +288,7 @@ func TestCreateTenantAdminEmailRace(t *testing.T) {
 func TestCreateUserEmailUniqueness(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
-		db := testenv.OpenDB(t, b)
-		a, _ := createTenant(t, db, "alpha", "admin@alpha.test")
-		bt, _ := createTenant(t, db, "beta", "admin@beta.test")
+		db, a, bt := twoTenants(t, b)
 
 		ann, err := createUser(ctx, db, a.ID, "Ann@Example.test")
 		if err != nil {
