@@ -2,111 +2,14 @@ package httpapi_test
 
 import (
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
-	"golang.org/x/oauth2"
-
 	"planwerk/internal/store"
 	"planwerk/internal/testenv"
 )
-
-// tenantTransport names the tenant on every request, as a client of the
-// neutral host must.
-type tenantTransport struct {
-	header, value string
-}
-
-func (tt tenantTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set(tt.header, tt.value)
-	return http.DefaultTransport.RoundTrip(r)
-}
-
-func oauthConfig(srv *testenv.Server, style oauth2.AuthStyle) *oauth2.Config {
-	return &oauth2.Config{
-		ClientID:     "test-app",
-		ClientSecret: "any secret",
-		Endpoint:     oauth2.Endpoint{TokenURL: srv.URL + "/oauth2/token", AuthStyle: style},
-	}
-}
-
-func tenantContext(slug string) context.Context {
-	return context.WithValue(context.Background(), oauth2.HTTPClient,
-		&http.Client{Transport: tenantTransport{header: "companyurl", value: slug}})
-}
-
-// call sends a request with the tenant header and an optional bearer token
-// and returns the status, headers and decoded JSON body.
-func call(t *testing.T, method, u string, hdr map[string]string, body io.Reader) (int, http.Header, map[string]any) {
-	t.Helper()
-	status, h, raw := callRaw(t, method, u, hdr, body)
-	var m map[string]any
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &m); err != nil {
-			t.Fatalf("%s %s: body is not a JSON object: %q", method, u, raw)
-		}
-	}
-	return status, h, m
-}
-
-// callRaw is call with the body as it came.
-func callRaw(t *testing.T, method, u string, hdr map[string]string, body io.Reader) (int, http.Header, []byte) {
-	t.Helper()
-	req, err := http.NewRequest(method, u, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range hdr {
-		if k == "Host" {
-			req.Host = v
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header, raw
-}
-
-func tokenRequest(t *testing.T, srv *testenv.Server, hdr map[string]string, form url.Values) (int, http.Header, map[string]any) {
-	t.Helper()
-	h := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
-	for k, v := range hdr {
-		h[k] = v
-	}
-	return call(t, http.MethodPost, srv.URL+"/oauth2/token", h, strings.NewReader(form.Encode()))
-}
-
-func passwordForm(tn testenv.Tenant) url.Values {
-	return url.Values{"grant_type": {"password"}, "username": {tn.AdminEmail}, "password": {tn.Password},
-		"client_id": {"app"}, "client_secret": {"secret"}}
-}
-
-func login(t *testing.T, srv *testenv.Server, tn testenv.Tenant) *oauth2.Token {
-	t.Helper()
-	tok, err := oauthConfig(srv, oauth2.AuthStyleInParams).PasswordCredentialsToken(tenantContext(tn.Slug), tn.AdminEmail, tn.Password)
-	if err != nil {
-		t.Fatalf("password grant: %v", err)
-	}
-	return tok
-}
-
-func me(t *testing.T, srv *testenv.Server, slug, token string) (int, http.Header, map[string]any) {
-	t.Helper()
-	return call(t, http.MethodGet, srv.URL+"/v1/users/me", map[string]string{"companyurl": slug, "Authorization": "Bearer " + token}, nil)
-}
 
 func TestTenantIsolation(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {

@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
+	"maps"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -29,63 +29,24 @@ import (
 	"planwerk/internal/testenv"
 )
 
-// docEnv is a running server with a tenant and an admin's access token.
-type docEnv struct {
-	srv   *testenv.Server
-	slug  string
-	email string
-	pass  string
-	token string
-}
-
-func docStart(t *testing.T) *docEnv {
+// docStart starts a server with a tenant and signs its admin in.
+func docStart(t *testing.T) (*testenv.Client, testenv.Tenant) {
 	t.Helper()
 	srv := testenv.Start(t, testenv.Backend{Name: "sqlite"})
 	tn := srv.CreateTenant(t, "docs")
-	e := &docEnv{srv: srv, slug: tn.Slug, email: tn.AdminEmail, pass: tn.Password}
-	status, _, body := e.do(t, "POST", "/oauth2/token", map[string]string{
-		"companyurl": e.slug, "Content-Type": "application/x-www-form-urlencoded"},
-		strings.NewReader(e.passwordForm().Encode()))
-	var tok struct {
-		AccessToken string `json:"access_token"`
-	}
-	if status != 200 || json.Unmarshal(body, &tok) != nil || tok.AccessToken == "" {
-		t.Fatalf("sign in: %d %s", status, body)
-	}
-	e.token = tok.AccessToken
-	return e
+	return srv.SignIn(t, tn), tn
 }
 
-func (e *docEnv) passwordForm() url.Values {
-	return url.Values{"grant_type": {"password"}, "username": {e.email}, "password": {e.pass},
-		"client_id": {"docs-test"}, "client_secret": {"secret"}}
-}
-
-func (e *docEnv) do(t *testing.T, method, path string, hdr map[string]string, body io.Reader) (int, http.Header, []byte) {
+// docGet GETs a path as c, whatever the answer's type.
+func docGet(t *testing.T, c *testenv.Client, path string) (int, http.Header, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, e.srv.URL+path, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header, raw
+	return testenv.Do(t, c.Request(t, http.MethodGet, path, nil))
 }
 
 // docFetch returns the served document, raw and loaded by kin-openapi.
-func docFetch(t *testing.T, e *docEnv) ([]byte, *openapi3.T) {
+func docFetch(t *testing.T, c *testenv.Client) ([]byte, *openapi3.T) {
 	t.Helper()
-	status, hdr, raw := e.do(t, "GET", "/v1/openapi.json", nil, nil)
+	status, hdr, raw := docGet(t, c.Srv.Public(), "/v1/openapi.json")
 	if status != 200 || !strings.HasPrefix(hdr.Get("Content-Type"), "application/json") {
 		t.Fatalf("GET /v1/openapi.json: %d %s", status, hdr.Get("Content-Type"))
 	}
@@ -104,9 +65,9 @@ var docMethods = []string{"POST", "GET", "PATCH", "PUT", "DELETE"}
 // document with its method, and the document has no other operations than
 // the routes and the 405 answers of read-only resources.
 func TestDocsRoutesDocumented(t *testing.T) {
-	e := docStart(t)
-	_, doc := docFetch(t, e)
-	routes := e.srv.Service.Handler.Routes()
+	c, _ := docStart(t)
+	_, doc := docFetch(t, c)
+	routes := c.Srv.Service.Handler.Routes()
 	if len(routes) < 100 {
 		t.Fatalf("only %d routes", len(routes))
 	}
@@ -142,8 +103,8 @@ func TestDocsRoutesDocumented(t *testing.T) {
 // handler's "no such record"), that it answers a status the document
 // lists, and that the body matches the documented schema.
 func TestDocsPathsAnswer(t *testing.T) {
-	e := docStart(t)
-	_, doc := docFetch(t, e)
+	c, tn := docStart(t)
+	_, doc := docFetch(t, c)
 
 	paths := doc.Paths.InMatchingOrder()
 	sort.Strings(paths)
@@ -156,7 +117,7 @@ func TestDocsPathsAnswer(t *testing.T) {
 			if op == nil {
 				continue
 			}
-			statuses[docCall(t, e, created, path, method, op)]++
+			statuses[docCall(t, c, tn, created, path, method, op)]++
 		}
 	}
 	t.Logf("answers by status: %v", statuses)
@@ -168,7 +129,7 @@ func TestDocsPathsAnswer(t *testing.T) {
 // docNoEndpoint is the mux's answer for a path it does not know.
 var docNoEndpoint = regexp.MustCompile(`^no endpoint at `)
 
-func docCall(t *testing.T, e *docEnv, created map[string]string, path, method string, op *openapi3.Operation) int {
+func docCall(t *testing.T, admin *testenv.Client, tn testenv.Tenant, created map[string]string, path, method string, op *openapi3.Operation) int {
 	t.Helper()
 	what := method + " " + path
 	// The URL: path parameters, then the required query parameters.
@@ -222,23 +183,23 @@ func docCall(t *testing.T, e *docEnv, created map[string]string, path, method st
 		secured = true
 	}
 
-	hdr := map[string]string{}
+	// The caller: the tenant and the token where the operation takes them.
+	c := admin.Srv.Public()
 	if tenant {
-		hdr["companyurl"] = e.slug
+		c.Slug = admin.Slug
 	}
 	if secured {
-		hdr["Authorization"] = "Bearer " + e.token
+		c.Token = admin.Token
 	}
-	var body io.Reader
+	var body any // nil: none; a string or a reader: sent with c's Content-Type
 	if op.RequestBody != nil {
 		content := op.RequestBody.Value.Content
 		switch {
 		case content.Get("application/json") != nil:
-			hdr["Content-Type"] = "application/json"
-			body = strings.NewReader("{}")
+			body = "{}"
 		case content.Get("application/x-www-form-urlencoded") != nil:
-			hdr["Content-Type"] = "application/x-www-form-urlencoded"
-			body = strings.NewReader(e.passwordForm().Encode())
+			c = c.With("Content-Type", "application/x-www-form-urlencoded")
+			body = testenv.PasswordForm(tn.AdminEmail, tn.Password).Encode()
 		case content.Get("multipart/form-data") != nil:
 			var buf bytes.Buffer
 			mw := multipart.NewWriter(&buf)
@@ -248,14 +209,14 @@ func docCall(t *testing.T, e *docEnv, created map[string]string, path, method st
 			}
 			_, _ = fw.Write([]byte("hello"))
 			_ = mw.Close()
-			hdr["Content-Type"] = mw.FormDataContentType()
+			c = c.With("Content-Type", mw.FormDataContentType())
 			body = &buf
 		default:
 			t.Errorf("%s: no body for %v", what, content)
 		}
 	}
 
-	status, rh, raw := e.do(t, method, u, hdr, body)
+	status, rh, raw := testenv.Do(t, c.Request(t, method, u, body))
 	ct, _, _ := mime.ParseMediaType(rh.Get("Content-Type"))
 	var value any
 	if ct == "application/json" {
@@ -297,7 +258,7 @@ func docCall(t *testing.T, e *docEnv, created map[string]string, path, method st
 		}
 	}
 	if mt == nil {
-		t.Errorf("%s → %d %s; documented content types: %v", what, status, ct, slices.Collect(mapKeys(ref.Value.Content)))
+		t.Errorf("%s → %d %s; documented content types: %v", what, status, ct, slices.Collect(maps.Keys(ref.Value.Content)))
 		return status
 	}
 	if ct == "application/json" && mt.Schema != nil && mt.Schema.Value != nil {
@@ -316,20 +277,11 @@ func docCall(t *testing.T, e *docEnv, created map[string]string, path, method st
 	return status
 }
 
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
 // TestDocsPage checks the reference page and its assets without a browser.
 func TestDocsPage(t *testing.T) {
-	e := docStart(t)
-	status, hdr, page := e.do(t, "GET", "/docs", nil, nil)
+	c, _ := docStart(t)
+	web := c.Srv.Public()
+	status, hdr, page := docGet(t, web, "/docs")
 	if status != 200 || !strings.HasPrefix(hdr.Get("Content-Type"), "text/html") {
 		t.Fatalf("GET /docs: %d %s", status, hdr.Get("Content-Type"))
 	}
@@ -349,30 +301,30 @@ func TestDocsPage(t *testing.T) {
 		"redoc.standalone.js.LICENSE.txt": "text/plain",
 		"LICENSE.txt":                     "text/plain",
 	} {
-		status, hdr, body := e.do(t, "GET", "/docs/assets/"+name, nil, nil)
+		status, hdr, body := docGet(t, web, "/docs/assets/"+name)
 		if status != 200 || !strings.HasPrefix(hdr.Get("Content-Type"), want) || len(body) == 0 {
 			t.Errorf("%s: %d %s, %d bytes", name, status, hdr.Get("Content-Type"), len(body))
 		}
 		// Conditional and compressed answers.
-		status, _, _ = e.do(t, "GET", "/docs/assets/"+name, map[string]string{"If-None-Match": hdr.Get("ETag")}, nil)
+		status, _, _ = docGet(t, web.With("If-None-Match", hdr.Get("ETag")), "/docs/assets/"+name)
 		if status != http.StatusNotModified {
 			t.Errorf("%s with If-None-Match: %d", name, status)
 		}
 	}
-	_, _, js := e.do(t, "GET", "/docs/assets/redoc.standalone.js", nil, nil)
+	_, _, js := docGet(t, web, "/docs/assets/redoc.standalone.js")
 	if !bytes.Contains(js[:4096], []byte("ReDoc")) && !bytes.Contains(js, []byte(`"2.5.4"`)) {
 		t.Error("redoc.standalone.js is not Redoc 2.5.4")
 	}
-	_, _, lic := e.do(t, "GET", "/docs/assets/LICENSE.txt", nil, nil)
+	_, _, lic := docGet(t, web, "/docs/assets/LICENSE.txt")
 	if !bytes.Contains(lic, []byte("MIT License")) {
 		t.Errorf("LICENSE.txt = %.100s", lic)
 	}
-	status, hdr, gz := e.do(t, "GET", "/docs/assets/redoc.standalone.js", map[string]string{"Accept-Encoding": "gzip"}, nil)
+	status, hdr, gz := docGet(t, web.With("Accept-Encoding", "gzip"), "/docs/assets/redoc.standalone.js")
 	if status != 200 || hdr.Get("Content-Encoding") != "gzip" || len(gz) >= len(js)/2 {
 		t.Errorf("gzip: %d %q, %d of %d bytes", status, hdr.Get("Content-Encoding"), len(gz), len(js))
 	}
 	for _, name := range []string{"nope.js", "..%2Fdocs.go", "%2E%2E"} {
-		status, _, body := e.do(t, "GET", "/docs/assets/"+name, nil, nil)
+		status, _, body := docGet(t, web, "/docs/assets/"+name)
 		var m map[string]any
 		if status != 404 || json.Unmarshal(body, &m) != nil || m["code"] != "not_found" {
 			t.Errorf("asset %s: %d %s", name, status, body)
@@ -399,9 +351,10 @@ func TestDocsBrowser(t *testing.T) {
 		}
 		t.Skip(msg)
 	}
-	e := docStart(t)
-	if !strings.HasPrefix(e.srv.URL, "http://127.0.0.1:") {
-		t.Fatalf("server at %s, want 127.0.0.1", e.srv.URL)
+	c, _ := docStart(t)
+	srvURL := c.Srv.URL
+	if !strings.HasPrefix(srvURL, "http://127.0.0.1:") {
+		t.Fatalf("server at %s, want 127.0.0.1", srvURL)
 	}
 
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
@@ -439,7 +392,7 @@ func TestDocsBrowser(t *testing.T) {
 		switch ev := ev.(type) {
 		case *network.EventRequestWillBeSent:
 			requests = append(requests, ev.Request.URL)
-			if u := ev.Request.URL; !strings.HasPrefix(u, e.srv.URL+"/") && !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "blob:") {
+			if u := ev.Request.URL; !strings.HasPrefix(u, srvURL+"/") && !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "blob:") {
 				offServer[ev.RequestID] = u
 			}
 		case *network.EventLoadingFailed:
@@ -472,7 +425,7 @@ func TestDocsBrowser(t *testing.T) {
 
 	runCtx, stop := context.WithTimeout(ctx, 90*time.Second)
 	defer stop()
-	if err := chromedp.Do(runCtx, chromedp.Navigate(e.srv.URL+"/docs")); err != nil {
+	if err := chromedp.Do(runCtx, chromedp.Navigate(srvURL+"/docs")); err != nil {
 		t.Fatalf("navigate: %v", err)
 	}
 	// Redoc has rendered when the operations' paths are on the page.
@@ -514,7 +467,7 @@ func TestDocsBrowser(t *testing.T) {
 		t.Errorf("the page requested %s, which is not on the server, and the CSP did not block it", u)
 	}
 	for _, want := range []string{"/docs", "/docs/assets/redoc.standalone.js", "/v1/openapi.json"} {
-		if !slices.Contains(requests, e.srv.URL+want) {
+		if !slices.Contains(requests, srvURL+want) {
 			t.Errorf("the page did not request %s; requests: %q", want, requests)
 		}
 	}

@@ -31,11 +31,11 @@ type outcome struct {
 }
 
 // load sends requests of one tenant in a loop while a test injects
-// faults, and remembers every answer and every acknowledged write.
+// faults, and remembers every answer and every acknowledged write. Its
+// workers run beside the test, so they send with a client of their own
+// and note a failure to answer instead of failing the test.
 type load struct {
 	t       *testing.T
-	base    string
-	hdr     map[string]string
 	client  *http.Client
 	stop    chan struct{}
 	done    sync.WaitGroup
@@ -45,8 +45,8 @@ type load struct {
 	ok, bad atomic.Int64
 }
 
-func startLoad(t *testing.T, base string, hdr map[string]string, workers int, step func(l *load) outcome) *load {
-	l := &load{t: t, base: base, hdr: hdr, stop: make(chan struct{}),
+func startLoad(t *testing.T, workers int, step func(l *load) outcome) *load {
+	l := &load{t: t, stop: make(chan struct{}),
 		client: &http.Client{Timeout: 2 * time.Minute}}
 	for range workers {
 		l.done.Add(1)
@@ -73,15 +73,9 @@ func startLoad(t *testing.T, base string, hdr map[string]string, workers int, st
 	return l
 }
 
-// send does one request of the load.
-func (l *load) send(what, method, path, contentType string, body io.Reader) (outcome, []byte) {
-	req, _ := http.NewRequest(method, l.base+path, body)
-	for k, v := range l.hdr {
-		req.Header.Set(k, v)
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
+// send does one request of the load, as c.
+func (l *load) send(what string, c *testenv.Client, method, path string, body any) (outcome, []byte) {
+	req := c.Request(l.t, method, path, body)
 	start := time.Now()
 	resp, err := l.client.Do(req)
 	o := outcome{what: what, took: time.Since(start), err: err}
@@ -134,10 +128,10 @@ func (l *load) finish(t *testing.T, code string, longest time.Duration) {
 }
 
 // readyz asks /readyz and says how long it took.
-func readyz(t *testing.T, base string) (int, map[string]any, time.Duration) {
+func readyz(t *testing.T, srv *testenv.Server) (int, testenv.M, time.Duration) {
 	t.Helper()
 	start := time.Now()
-	status, _, body := call(t, http.MethodGet, base+"/readyz", nil, nil)
+	status, _, body := srv.Public().Call(t, http.MethodGet, "/readyz", nil)
 	return status, body, time.Since(start)
 }
 
@@ -174,13 +168,12 @@ func TestDatabaseFaults(t *testing.T) {
 		c.Database = dsn
 		c.RequestTimeout = 2 * time.Second
 	})
-	acme := srv.CreateTenant(t, "acme")
-	hdr := map[string]string{"companyurl": "acme", "Authorization": "Bearer " + login(t, srv, acme).AccessToken}
+	c := srv.SignIn(t, srv.CreateTenant(t, "acme"))
 	n := atomic.Int64{}
-	l := startLoad(t, srv.URL, hdr, 3, func(l *load) outcome {
+	l := startLoad(t, 3, func(l *load) outcome {
 		switch i := n.Add(1); i % 3 {
 		case 0:
-			o, raw := l.send("create", http.MethodPost, "/v1/projects", "application/json", strings.NewReader(fmt.Sprintf(`{"name":"p%d"}`, i)))
+			o, raw := l.send("create", c, http.MethodPost, "/v1/projects", testenv.M{"name": fmt.Sprintf("p%d", i)})
 			if o.status == http.StatusCreated {
 				var rec struct{ ID int64 }
 				_ = json.Unmarshal(raw, &rec)
@@ -190,10 +183,10 @@ func TestDatabaseFaults(t *testing.T) {
 			}
 			return o
 		case 1:
-			o, _ := l.send("list", http.MethodGet, "/v1/projects?limit=20&sort=id%20DESC", "", nil)
+			o, _ := l.send("list", c, http.MethodGet, "/v1/projects?limit=20&sort=id%20DESC", nil)
 			return o
 		default:
-			o, _ := l.send("me", http.MethodGet, "/v1/users/me", "", nil)
+			o, _ := l.send("me", c, http.MethodGet, "/v1/users/me", nil)
 			return o
 		}
 	})
@@ -211,14 +204,14 @@ func TestDatabaseFaults(t *testing.T) {
 		f.inject()
 		if f.name != "restarted" {
 			l.waitFor(t, false, 6, "no failures while the database is "+f.name)
-			status, body, took := readyz(t, srv.URL)
+			status, body, took := readyz(t, srv)
 			if status != http.StatusServiceUnavailable || body["code"] != "database_unavailable" || took > 5*time.Second {
 				t.Errorf("readyz while the database is %s: %d %v after %s", f.name, status, body, took)
 			}
 		}
 		f.heal()
 		l.waitFor(t, true, 20, "no recovery after the database was "+f.name)
-		if status, body, _ := readyz(t, srv.URL); status != http.StatusOK {
+		if status, body, _ := readyz(t, srv); status != http.StatusOK {
 			t.Errorf("readyz after the database was %s: %d %v", f.name, status, body)
 		}
 	}
@@ -227,7 +220,7 @@ func TestDatabaseFaults(t *testing.T) {
 		t.Fatal("no write was acknowledged")
 	}
 	for _, path := range l.written {
-		if status, _, body := call(t, http.MethodGet, srv.URL+path, hdr, nil); status != http.StatusOK {
+		if status, _, body := c.Call(t, http.MethodGet, path, nil); status != http.StatusOK {
 			t.Errorf("acknowledged %s: %d %v", path, status, body)
 		}
 	}
@@ -260,15 +253,14 @@ func TestFileStoreFaults(t *testing.T) {
 			c.RequestTimeout = 2 * time.Second
 			c.FileRate = 100000
 		})
-		acme := srv.CreateTenant(t, "acme")
-		hdr := map[string]string{"companyurl": "acme", "Authorization": "Bearer " + login(t, srv, acme).AccessToken}
-		_, _, exp := call(t, http.MethodPost, srv.URL+"/v1/expenses", hdr, strings.NewReader(`{}`))
+		c := srv.SignIn(t, srv.CreateTenant(t, "acme"))
+		exp := testenv.ID(t, c.Create(t, "expenses", testenv.M{}))
 		var mu sync.Mutex
 		var uploads []int64
 		data := bytes.Repeat([]byte("planwerk"), 4096)
-		l := startLoad(t, srv.URL, hdr, 2, func(l *load) outcome {
+		l := startLoad(t, 2, func(l *load) outcome {
 			ct, body := uploadBody(t, data)
-			o, raw := l.send("upload", http.MethodPost, fmt.Sprintf("/v1/files/upload/expense/%v?delete_others=1", exp["id"]), ct, body)
+			o, raw := l.send("upload", c.With("Content-Type", ct), http.MethodPost, fmt.Sprintf("/v1/files/upload/expense/%d?delete_others=1", exp), body)
 			if o.status == http.StatusCreated {
 				var up struct{ ID int64 }
 				_ = json.Unmarshal(raw, &up)
@@ -288,7 +280,7 @@ func TestFileStoreFaults(t *testing.T) {
 		} {
 			f.inject()
 			l.waitFor(t, false, 3, "no failures while the file store is "+f.name)
-			status, body, took := readyz(t, srv.URL)
+			status, body, took := readyz(t, srv)
 			checks, _ := body["checks"].(map[string]any)
 			if status != http.StatusServiceUnavailable || body["code"] != "file_store_unavailable" || checks["database"] != "ok" || took > 5*time.Second {
 				t.Errorf("readyz while the file store is %s: %d %v after %s", f.name, status, body, took)
@@ -301,7 +293,7 @@ func TestFileStoreFaults(t *testing.T) {
 		mu.Lock()
 		last := uploads[len(uploads)-1]
 		mu.Unlock()
-		got := getUploadID(t, srv.URL, hdr, exp["id"])
+		got := getUploadID(t, c, exp)
 		if got != last {
 			t.Errorf("the expense's upload is %d, want the last acknowledged %d", got, last)
 		}
@@ -309,14 +301,13 @@ func TestFileStoreFaults(t *testing.T) {
 }
 
 // getUploadID returns the id of the one upload of an expense.
-func getUploadID(t *testing.T, base string, hdr map[string]string, expense any) int64 {
+func getUploadID(t *testing.T, c *testenv.Client, expense int64) int64 {
 	t.Helper()
-	_, _, raw := callRaw(t, http.MethodGet, fmt.Sprintf("%s/v1/files/expense/%v", base, expense), hdr, nil)
-	var ups []struct{ ID int64 }
-	if err := json.Unmarshal(raw, &ups); err != nil || len(ups) != 1 {
-		t.Fatalf("uploads of expense %v: %s", expense, raw)
+	ups := c.List(t, fmt.Sprintf("/v1/files/expense/%d", expense))
+	if len(ups) != 1 {
+		t.Fatalf("uploads of expense %d: %v", expense, ups)
 	}
-	return ups[0].ID
+	return testenv.ID(t, ups[0])
 }
 
 // TestFullDisk: a full disk answers 507 insufficient_storage, leaves no
@@ -329,19 +320,17 @@ func TestFullDisk(t *testing.T) {
 			c.Files = disk
 			c.FileRate = 100000
 		})
-		acme := srv.CreateTenant(t, "acme")
-		hdr := map[string]string{"companyurl": "acme", "Authorization": "Bearer " + login(t, srv, acme).AccessToken}
+		c := srv.SignIn(t, srv.CreateTenant(t, "acme"))
 		data := bytes.Repeat([]byte{1}, 20<<20)
-		var acked []any
+		var acked []int64
 		full := false
 		for i := 0; i < 10 && !full; i++ {
-			_, _, exp := call(t, http.MethodPost, srv.URL+"/v1/expenses", hdr, strings.NewReader(`{}`))
+			exp := testenv.ID(t, c.Create(t, "expenses", testenv.M{}))
 			ct, body := uploadBody(t, data)
-			status, _, ans := call(t, http.MethodPost, fmt.Sprintf("%s/v1/files/upload/expense/%v", srv.URL, exp["id"]), map[string]string{
-				"companyurl": "acme", "Authorization": hdr["Authorization"], "Content-Type": ct}, body)
+			status, _, ans := c.With("Content-Type", ct).Call(t, http.MethodPost, fmt.Sprintf("/v1/files/upload/expense/%d", exp), body)
 			switch {
 			case status == http.StatusCreated:
-				acked = append(acked, exp["id"])
+				acked = append(acked, exp)
 			case status == http.StatusInsufficientStorage && ans["code"] == "insufficient_storage":
 				full = true
 			default:
@@ -355,12 +344,12 @@ func TestFullDisk(t *testing.T) {
 		if len(leftovers) > 0 {
 			t.Errorf("temporary files left on the full disk: %v", leftovers)
 		}
-		if status, body, _ := readyz(t, srv.URL); status != http.StatusServiceUnavailable || body["code"] != "insufficient_storage" {
+		if status, body, _ := readyz(t, srv); status != http.StatusServiceUnavailable || body["code"] != "insufficient_storage" {
 			t.Errorf("readyz with the file store's disk full: %d %v", status, body)
 		}
 		for _, id := range acked {
-			if got := getUploadID(t, srv.URL, hdr, id); got == 0 {
-				t.Errorf("acknowledged upload of expense %v is gone", id)
+			if got := getUploadID(t, c, id); got == 0 {
+				t.Errorf("acknowledged upload of expense %d is gone", id)
 			}
 		}
 	})
@@ -369,13 +358,12 @@ func TestFullDisk(t *testing.T) {
 		srv := testenv.Start(t, testenv.Backend{Name: "sqlite"}, func(c *config.Config) {
 			c.Database = "sqlite:" + filepath.Join(disk, "planwerk.db")
 		})
-		acme := srv.CreateTenant(t, "acme")
-		hdr := map[string]string{"companyurl": "acme", "Authorization": "Bearer " + login(t, srv, acme).AccessToken}
+		c := srv.SignIn(t, srv.CreateTenant(t, "acme"))
 		pad := strings.Repeat("z", 512<<10)
 		var acked []string
 		full := false
 		for i := 0; i < 100 && !full; i++ {
-			status, _, ans := call(t, http.MethodPost, srv.URL+"/v1/projects", hdr, strings.NewReader(`{"pad":"`+pad+`"}`))
+			status, _, ans := c.Call(t, http.MethodPost, "/v1/projects", testenv.M{"pad": pad})
 			switch {
 			case status == http.StatusCreated:
 				acked = append(acked, fmt.Sprint(ans["id"]))
@@ -389,11 +377,11 @@ func TestFullDisk(t *testing.T) {
 			out, _ := exec.Command("df", "-h", disk).CombinedOutput()
 			t.Fatalf("the disk never filled up:\n%s", out)
 		}
-		if status, body, _ := readyz(t, srv.URL); status != http.StatusServiceUnavailable || body["code"] != "insufficient_storage" {
+		if status, body, _ := readyz(t, srv); status != http.StatusServiceUnavailable || body["code"] != "insufficient_storage" {
 			t.Errorf("readyz with the database's disk full: %d %v", status, body)
 		}
 		for _, id := range acked {
-			if status, _, body := call(t, http.MethodGet, srv.URL+"/v1/projects/"+id, hdr, nil); status != http.StatusOK {
+			if status, _, body := c.Call(t, http.MethodGet, "/v1/projects/"+id, nil); status != http.StatusOK {
 				t.Errorf("acknowledged project %s: %d %v", id, status, body)
 			}
 		}

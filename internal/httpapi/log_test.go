@@ -21,21 +21,23 @@ func requestLog(t *testing.T, b testenv.Backend) {
 	var logs testenv.SyncBuffer
 	srv := testenv.StartLogged(t, b, &logs)
 	tn := srv.CreateTenant(t, "acme")
-	status, _, body := tokenRequest(t, srv, map[string]string{"companyurl": tn.Slug}, passwordForm(tn))
+	status, _, body := srv.Grant(t, tn.Slug, testenv.PasswordForm(tn.AdminEmail, tn.Password))
 	if status != 200 {
 		t.Fatalf("token: %d %v", status, body)
 	}
 	access, refresh := body["access_token"].(string), body["refresh_token"].(string)
-	bad := passwordForm(tn)
+	bad := testenv.PasswordForm(tn.AdminEmail, tn.Password)
 	bad.Set("password", "a-wrong-secret")
-	tokenRequest(t, srv, map[string]string{"companyurl": tn.Slug}, bad)
-	tokenRequest(t, srv, map[string]string{"companyurl": tn.Slug}, url.Values{
+	srv.Grant(t, tn.Slug, bad)
+	srv.Grant(t, tn.Slug, url.Values{
 		"grant_type": {"refresh_token"}, "refresh_token": {refresh}, "client_id": {"a"}, "client_secret": {"b"}})
-	status, hdr, _ := me(t, srv, tn.Slug, access)
+	c := &testenv.Client{Srv: srv, Slug: tn.Slug, Token: access}
+	status, hdr, _ := c.Send(t, http.MethodGet, "/v1/users/me", nil)
 	if status != 200 {
 		t.Fatalf("me: %d", status)
 	}
-	call(t, http.MethodGet, srv.URL+"/v1/users/me?access_token="+access, map[string]string{"companyurl": tn.Slug}, nil)
+	// The token in the query instead of the header.
+	(&testenv.Client{Srv: srv, Slug: tn.Slug}).Send(t, http.MethodGet, "/v1/users/me?access_token="+access, nil)
 
 	out := logs.String()
 	for _, secret := range []string{tn.Password, "a-wrong-secret", access, refresh} {

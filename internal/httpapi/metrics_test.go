@@ -2,8 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
-	"io"
-	"mime/multipart"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -30,18 +29,14 @@ func metricValue(t *testing.T, body, prefix string) float64 {
 	return -1
 }
 
+// scrape returns the text of GET /metrics.
 func scrape(t *testing.T, srv *testenv.Server) string {
 	t.Helper()
-	resp, err := http.Get(srv.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+	status, hdr, raw := testenv.Do(t, srv.Public().Request(t, http.MethodGet, "/metrics", nil))
+	if status != 200 || !strings.HasPrefix(hdr.Get("Content-Type"), "text/plain") {
+		t.Fatalf("GET /metrics: %d %s", status, hdr.Get("Content-Type"))
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
-		t.Fatalf("GET /metrics: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
-	}
-	return string(b)
+	return string(raw)
 }
 
 // TestMetrics drives requests, a failed login, a refused upload and an
@@ -50,31 +45,21 @@ func TestMetrics(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b, func(c *config.Config) { c.FileRate = 2 })
 		tn := srv.CreateTenant(t, "acme")
-		tok := login(t, srv, tn)
-		auth := map[string]string{"companyurl": tn.Slug, "Authorization": "Bearer " + tok.AccessToken}
+		c := srv.SignIn(t, tn)
 		for i := 0; i < 3; i++ {
-			call(t, http.MethodGet, srv.URL+"/v1/users/me", auth, nil)
+			c.Call(t, http.MethodGet, "/v1/users/me", nil)
 		}
-		call(t, http.MethodGet, srv.URL+"/v1/no-such-thing/at/all", auth, nil)
-		call(t, "ZZZ123", srv.URL+"/healthz", nil, nil)
-		bad := passwordForm(tn)
+		c.Call(t, http.MethodGet, "/v1/no-such-thing/at/all", nil)
+		srv.Public().Call(t, "ZZZ123", "/healthz", nil)
+		bad := testenv.PasswordForm(tn.AdminEmail, tn.Password)
 		bad.Set("password", "wrong-password")
-		tokenRequest(t, srv, map[string]string{"companyurl": tn.Slug}, bad)
+		srv.Grant(t, tn.Slug, bad)
 
-		_, _, project := call(t, http.MethodPost, srv.URL+"/v1/projects", auth, strings.NewReader(`{"name":"P"}`))
-		_, _, doc := call(t, http.MethodPost, srv.URL+"/v1/documents", auth,
-			strings.NewReader(`{"model":"project","record":`+strconv.Itoa(int(project["id"].(float64)))+`,"category":7}`))
+		project := c.Create(t, "projects", testenv.M{"name": "P"})
+		doc := c.Create(t, "documents", testenv.M{"model": "project", "record": testenv.ID(t, project), "category": 7})
 		upload := func() int {
-			var body bytes.Buffer
-			mw := multipart.NewWriter(&body)
-			part, _ := mw.CreateFormFile("file", "m.txt")
-			_, _ = part.Write(bytes.Repeat([]byte("m"), 1000))
-			_ = mw.Close()
-			h := map[string]string{"Content-Type": mw.FormDataContentType()}
-			for k, v := range auth {
-				h[k] = v
-			}
-			status, _, _ := call(t, http.MethodPost, srv.URL+"/v1/files/upload/document/"+strconv.Itoa(int(doc["id"].(float64)))+"?delete_others=1", h, &body)
+			ct, body := uploadBody(t, bytes.Repeat([]byte("m"), 1000))
+			status, _, _ := c.With("Content-Type", ct).Call(t, http.MethodPost, fmt.Sprintf("/v1/files/upload/document/%d?delete_others=1", testenv.ID(t, doc)), body)
 			return status
 		}
 		for i, want := range []int{201, 201, 429} {

@@ -117,7 +117,11 @@ func (s *Server) observe(next http.Handler) http.Handler {
 				attrs = append(attrs, slog.Int64("user_id", info.principal.UserID))
 			}
 			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
-			s.metrics.Request(r.Pattern, r.Method, sw.status, time.Since(start).Seconds())
+			route := r.Pattern
+			if route == unmatchedPattern {
+				route = ""
+			}
+			s.metrics.Request(route, r.Method, sw.status, time.Since(start).Seconds())
 		}()
 		next.ServeHTTP(sw, r)
 	})

@@ -23,8 +23,8 @@ func TestNoisyNeighbour(t *testing.T) {
 		if err := noisy.Seed(ctx, srv.Service.DB, loud.ID, calm.ID, loud.AdminID); err != nil {
 			t.Fatal(err)
 		}
-		attacker := noisy.Tenant{Slug: "loud", Token: login(t, srv, loud).AccessToken}
-		victim := noisy.Tenant{Slug: "calm", Token: login(t, srv, calm).AccessToken}
+		attacker := noisy.Tenant{Slug: "loud", Token: srv.SignIn(t, loud).Token}
+		victim := noisy.Tenant{Slug: "calm", Token: srv.SignIn(t, calm).Token}
 
 		const n, limit = 100, 30 * time.Second
 		noisy.Measure(ctx, srv.URL, victim, 20, limit) // warm caches and connections

@@ -6,13 +6,13 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"planwerk/internal/errs"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"planwerk/internal/auth"
+	"planwerk/internal/errs"
 	"planwerk/internal/files"
 	"planwerk/internal/filestore"
 	"planwerk/internal/gate"
@@ -80,6 +80,13 @@ type Server struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 	table   []Route
+	// handler is the middleware around the mux, composed once in New.
+	handler http.Handler
+	// routed are the patterns of the route table, and methods the methods
+	// it uses (sorted, HEAD beside GET): unmatched lists the methods of a
+	// 405's Allow header from them.
+	routed  map[string]bool
+	methods []string
 	// deprecated are the paths of deprecated resources, for markDeprecated.
 	deprecated []string
 	// requests shares the requests in progress among tenants.
@@ -113,6 +120,10 @@ func (s *Server) Routes() []Route { return append([]Route(nil), s.table...) }
 func (s *Server) route(pattern string, auth Auth, h http.Handler) {
 	method, path, _ := strings.Cut(pattern, " ")
 	s.table = append(s.table, Route{Method: method, Path: path, Auth: auth})
+	s.routed[pattern] = true
+	if !slices.Contains(s.methods, method) {
+		s.methods = append(s.methods, method)
+	}
 	s.mux.Handle(pattern, h)
 }
 
@@ -132,13 +143,19 @@ func New(cfg Config, d Deps) *Server {
 	}
 	s := &Server{cfg: cfg, db: d.DB, auth: d.Auth, tenants: d.Tenants, reg: d.Registry, records: d.Records, skills: d.Skills,
 		time: d.Time, files: d.Files, fstore: d.Store, metrics: d.Metrics, log: d.Log, mux: http.NewServeMux(),
-		requests: gate.New("requests", gate.Options{PerKey: cfg.TenantRequests, MaxQueue: 4 * cfg.TenantRequests})}
+		routed: map[string]bool{}, requests: gate.New("requests", gate.Options{PerKey: cfg.TenantRequests, MaxQueue: 4 * cfg.TenantRequests})}
 	for _, r := range s.reg.All() {
 		if r.Deprecated {
 			s.deprecated = append(s.deprecated, r.Path())
 		}
 	}
 	s.routes()
+	if slices.Contains(s.methods, http.MethodGet) && !slices.Contains(s.methods, http.MethodHead) {
+		s.methods = append(s.methods, http.MethodHead) // the mux serves HEAD with GET's handler
+	}
+	slices.Sort(s.methods)
+	s.mux.Handle(unmatchedPattern, http.HandlerFunc(s.unmatched))
+	s.handler = s.observe(s.limitBody(http.HandlerFunc(s.dispatch)))
 	return s
 }
 
@@ -190,7 +207,7 @@ func (s *Server) Wait(ctx context.Context) error {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.observe(s.limitBody(http.HandlerFunc(s.dispatch))).ServeHTTP(w, r)
+	s.handler.ServeHTTP(w, r)
 }
 
 // limitBody caps request bodies: uploads at the per-upload cap plus room
@@ -207,34 +224,43 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 	})
 }
 
-// dispatch routes the request; paths and methods the mux does not know are
-// answered with the contract's JSON 404 and 405 instead of plain text.
+// dispatch routes the request. The mux matches it once: it sets the
+// request's pattern and path values, redirects paths to their clean form,
+// and sends what no route matches to unmatched.
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	s.markDeprecated(w, r.URL.Path)
-	h, pattern := s.mux.Handler(r)
-	if pattern != "" {
-		s.mux.ServeHTTP(w, r) // sets the path values
+	if !strings.HasPrefix(r.URL.Path, "/") {
+		// No pattern matches a request without a path (CONNECT naming a
+		// host, a request for "*").
+		s.unmatched(w, r)
 		return
 	}
-	// Let the mux decide between 404 and 405 (and its Allow header), then
-	// answer in JSON.
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, r)
-	switch rec.Code {
-	case http.StatusMethodNotAllowed:
-		if allow := rec.Header().Get("Allow"); allow != "" {
-			w.Header().Set("Allow", allow)
+	s.mux.ServeHTTP(w, r)
+}
+
+// unmatchedPattern catches every request that no route of the table
+// matches; it is not a route, and the metrics count it as unmatched.
+const unmatchedPattern = "/"
+
+// unmatched answers a request no route matches with the contract's JSON
+// instead of the mux's plain text: 405 with an Allow header when routes
+// of other methods match the path, as the mux would decide, else 404.
+func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	probe := &http.Request{Host: r.Host, URL: r.URL}
+	for _, m := range s.methods {
+		probe.Method = m
+		if _, pattern := s.mux.Handler(probe); s.routed[pattern] {
+			allow = append(allow, m)
 		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
 		s.writeError(w, r, errs.New(errs.MethodNotAllowed, "method_not_allowed",
 			r.Method+" is not allowed on "+r.URL.Path))
-	case http.StatusMovedPermanently, http.StatusPermanentRedirect, http.StatusTemporaryRedirect:
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(rec.Code)
-	default:
-		s.writeError(w, r, errs.New(errs.NotFound, "not_found", "no endpoint at "+r.URL.Path))
+		return
 	}
+	s.writeError(w, r, errs.New(errs.NotFound, "not_found", "no endpoint at "+r.URL.Path))
 }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {

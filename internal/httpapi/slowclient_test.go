@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -46,30 +45,29 @@ func seedRecords(t *testing.T, srv *testenv.Server, tenantID int64, resource str
 	}
 }
 
-// rawRequest opens a connection that sends one GET and reads at the
-// pace the caller chooses: a client on a slow link. A connection whose
-// client does not read takes only as much as the socket buffers hold.
-func rawRequest(t *testing.T, base, path string, hdr map[string]string) (net.Conn, *bufio.Reader) {
+// dial opens a connection of its own to the server, closed when the
+// test ends: for clients that read, or send, at the pace the test chooses.
+func dial(t *testing.T, srv *testenv.Server) net.Conn {
 	t.Helper()
-	u, err := url.Parse(base)
+	conn, err := net.Dial("tcp", srv.HTTP.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := net.Dial("tcp", u.Host)
-	if err != nil {
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// rawRequest opens a connection that sends c's GET of path and reads at
+// the pace the caller chooses: a client on a slow link. A connection
+// whose client does not read takes only as much as the socket buffers
+// hold.
+func rawRequest(t *testing.T, c *testenv.Client, path string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	conn := dial(t, c.Srv)
+	if err := c.Request(t, http.MethodGet, path, nil).Write(conn); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
-	var b strings.Builder
-	fmt.Fprintf(&b, "GET %s HTTP/1.1\r\nHost: %s\r\n", path, u.Host)
-	for k, v := range hdr {
-		fmt.Fprintf(&b, "%s: %s\r\n", k, v)
-	}
-	b.WriteString("\r\n")
-	if _, err := io.WriteString(c, b.String()); err != nil {
-		t.Fatal(err)
-	}
-	return c, bufio.NewReaderSize(c, 16)
+	return conn, bufio.NewReaderSize(conn, 16)
 }
 
 // eventually polls cond until it holds, failing the test after limit.
@@ -104,15 +102,14 @@ func TestSlowReadersHoldNothing(t *testing.T) {
 		// 10 MB: more than the socket buffers of a stalled connection hold.
 		seedRecords(t, srv, acme.ID, "projects", 1000, 10<<10)
 		seedRecords(t, srv, beta.ID, "projects", 5, 100)
-		acmeAuth := map[string]string{"companyurl": "acme", "Authorization": "Bearer " + login(t, srv, acme).AccessToken}
-		betaAuth := map[string]string{"companyurl": "beta", "Authorization": "Bearer " + login(t, srv, beta).AccessToken}
+		acmeAdmin, betaAdmin := srv.SignIn(t, acme), srv.SignIn(t, beta)
 
 		// More stalled readers than the database has read connections.
 		const readers = 12
 		conns := make([]net.Conn, readers)
 		bufs := make([]*bufio.Reader, readers)
 		for i := range conns {
-			c, br := rawRequest(t, srv.URL, "/v1/projects?limit=50000", acmeAuth)
+			c, br := rawRequest(t, acmeAdmin, "/v1/projects?limit=50000")
 			conns[i], bufs[i] = c, br
 			// The first byte of the answer: the list was read from the
 			// database and is being written. Then the reader stalls.
@@ -125,25 +122,18 @@ func TestSlowReadersHoldNothing(t *testing.T) {
 			return poolsInUse(srv) == 0
 		})
 
-		// The other tenant reads and writes as usual; writes large enough
-		// that a held snapshot would make the WAL grow past them.
-		client := &http.Client{Timeout: 20 * time.Second}
-		do := func(method, path string, body io.Reader) int {
-			req, _ := http.NewRequest(method, srv.URL+path, body)
-			for k, v := range betaAuth {
-				req.Header.Set(k, v)
-			}
-			resp, err := client.Do(req)
-			if err != nil {
-				t.Fatalf("%s %s while acme's readers stall: %v", method, path, err)
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			return resp.StatusCode
+		// The other tenant reads and writes as usual, each request within
+		// 20 seconds; writes large enough that a held snapshot would make
+		// the WAL grow past them.
+		do := func(method, path string, body any) int {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			status, _, _ := testenv.Do(t, betaAdmin.Request(t, method, path, body).WithContext(ctx))
+			return status
 		}
 		pad := strings.Repeat("y", 64<<10)
 		for i := 0; i < 200; i++ { // 13 MB of writes
-			if st := do(http.MethodPost, "/v1/projects", strings.NewReader(`{"name":"w","pad":"`+pad+`"}`)); st != http.StatusCreated {
+			if st := do(http.MethodPost, "/v1/projects", testenv.M{"name": "w", "pad": pad}); st != http.StatusCreated {
 				t.Fatalf("write %d: %d", i, st)
 			}
 		}
@@ -184,8 +174,7 @@ func TestWriteIdleTimeout(t *testing.T) {
 		srv := testenv.StartLogged(t, b, log, func(c *config.Config) { c.WriteIdleTimeout = 300 * time.Millisecond })
 		acme := srv.CreateTenant(t, "acme")
 		seedRecords(t, srv, acme.ID, "projects", 1000, 10<<10)
-		auth := map[string]string{"companyurl": "acme", "Authorization": "Bearer " + login(t, srv, acme).AccessToken}
-		c, br := rawRequest(t, srv.URL, "/v1/projects?limit=50000", auth)
+		c, br := rawRequest(t, srv.SignIn(t, acme), "/v1/projects?limit=50000")
 		_ = c.SetReadDeadline(time.Now().Add(time.Minute))
 		if _, err := br.Peek(1); err != nil {
 			t.Fatal(err)
@@ -213,25 +202,20 @@ func TestWriteIdleTimeout(t *testing.T) {
 func TestBodyStall(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b, func(c *config.Config) { c.WriteIdleTimeout = 300 * time.Millisecond })
-		acme := srv.CreateTenant(t, "acme")
-		token := login(t, srv, acme).AccessToken
-		_, _, doc := call(t, http.MethodPost, srv.URL+"/v1/expenses", map[string]string{"companyurl": "acme", "Authorization": "Bearer " + token}, strings.NewReader(`{}`))
+		admin := srv.SignIn(t, srv.CreateTenant(t, "acme"))
+		exp := testenv.ID(t, admin.Create(t, "expenses", testenv.M{}))
 		for _, c := range []struct {
 			name, method, path, contentType, head string
 		}{
 			{"record", http.MethodPost, "/v1/projects", "application/json", `{"name": "`},
-			{"upload", http.MethodPost, fmt.Sprintf("/v1/files/upload/expense/%v", doc["id"]), "multipart/form-data; boundary=XX",
+			{"upload", http.MethodPost, fmt.Sprintf("/v1/files/upload/expense/%d", exp), "multipart/form-data; boundary=XX",
 				"--XX\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n\r\nsome bytes"},
 		} {
 			t.Run(c.name, func(t *testing.T) {
-				u, _ := url.Parse(srv.URL)
-				conn, err := net.Dial("tcp", u.Host)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer conn.Close()
-				fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: %s\r\ncompanyurl: acme\r\nAuthorization: Bearer %s\r\nContent-Type: %s\r\nContent-Length: 100000\r\n\r\n%s",
-					c.method, c.path, u.Host, token, c.contentType, c.head)
+				// The head of the request and the start of its body, then nothing.
+				conn := dial(t, srv)
+				fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: %s\r\ncompanyurl: %s\r\nAuthorization: Bearer %s\r\nContent-Type: %s\r\nContent-Length: 100000\r\n\r\n%s",
+					c.method, c.path, conn.RemoteAddr(), admin.Slug, admin.Token, c.contentType, c.head)
 				_ = conn.SetReadDeadline(time.Now().Add(time.Minute))
 				resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 				if err != nil {
@@ -245,8 +229,8 @@ func TestBodyStall(t *testing.T) {
 			})
 		}
 		// Nothing was written.
-		for _, path := range []string{"/v1/projects", fmt.Sprintf("/v1/files/expense/%v", doc["id"])} {
-			status, _, raw := callRaw(t, http.MethodGet, srv.URL+path, map[string]string{"companyurl": "acme", "Authorization": "Bearer " + token}, nil)
+		for _, path := range []string{"/v1/projects", fmt.Sprintf("/v1/files/expense/%d", exp)} {
+			status, _, raw := admin.Send(t, http.MethodGet, path, nil)
 			if status != http.StatusOK || string(raw) != "[]\n" {
 				t.Errorf("GET %s after stalled bodies: %d %s", path, status, raw)
 			}
