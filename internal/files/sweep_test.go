@@ -1,14 +1,9 @@
 package files_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"mime/multipart"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -152,35 +147,18 @@ func TestSweepS3(t *testing.T) {
 // tenant's admin and returns the upload id.
 func uploadFile(t *testing.T, srv *testenv.Server, tn testenv.Tenant) string {
 	t.Helper()
-	do := func(method, path, ct, token string, body io.Reader) map[string]any {
-		req, _ := http.NewRequest(method, srv.URL+path, body)
-		req.Header.Set("companyurl", tn.Slug)
-		req.Header.Set("Content-Type", ct)
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var m map[string]any
-		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || resp.StatusCode >= 300 {
-			t.Fatalf("%s %s: %d %v", method, path, resp.StatusCode, m)
-		}
-		return m
+	c := srv.SignIn(t, tn)
+	_, doc := c.Document(t)
+	path := testenv.UploadPath("document", doc, false)
+	status, _, raw := c.Upload(t, path, testenv.Part{Filename: "kept.txt", Data: []byte("kept")})
+	if status >= 300 {
+		t.Fatalf("POST %s: %d %s", path, status, raw)
 	}
-	form := url.Values{"grant_type": {"password"}, "username": {tn.AdminEmail}, "password": {tn.Password},
-		"client_id": {"a"}, "client_secret": {"b"}}
-	token := do(http.MethodPost, "/oauth2/token", "application/x-www-form-urlencoded", "", strings.NewReader(form.Encode()))["access_token"].(string)
-	project := do(http.MethodPost, "/v1/projects", "application/json", token, strings.NewReader(`{"name":"P"}`))["id"]
-	doc := do(http.MethodPost, "/v1/documents", "application/json", token,
-		strings.NewReader(fmt.Sprintf(`{"model":"project","record":%v,"category":7}`, project)))["id"]
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	part, _ := mw.CreateFormFile("file", "kept.txt")
-	_, _ = part.Write([]byte("kept"))
-	_ = mw.Close()
-	up := do(http.MethodPost, fmt.Sprintf("/v1/files/upload/document/%v", doc), mw.FormDataContentType(), token, &body)
-	return fmt.Sprint(up["id"])
+	var up struct {
+		ID int64 `json:"id"`
+	}
+	if err := json.Unmarshal(raw, &up); err != nil || up.ID <= 0 {
+		t.Fatalf("POST %s: answer %s", path, raw)
+	}
+	return fmt.Sprint(up.ID)
 }
