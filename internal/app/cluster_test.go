@@ -5,13 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"mime/multipart"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -22,7 +18,7 @@ import (
 
 // instance is one running `planwerk serve` process.
 type instance struct {
-	url string
+	srv *testenv.Server
 	cmd *exec.Cmd
 	log *testenv.SyncBuffer
 }
@@ -37,7 +33,7 @@ func startInstance(t *testing.T, bin string, env []string) *instance {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	in := &instance{url: "http://" + addr, cmd: cmd, log: log}
+	in := &instance{srv: &testenv.Server{URL: "http://" + addr}, cmd: cmd, log: log}
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		done := make(chan struct{})
@@ -51,11 +47,13 @@ func startInstance(t *testing.T, bin string, env []string) *instance {
 	return in
 }
 
+// waitReady polls /readyz with a plain http.Get: until the process
+// listens, its requests fail, which the test client would report.
 func (in *instance) waitReady(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		resp, err := http.Get(in.url + "/readyz")
+		resp, err := http.Get(in.srv.URL + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
@@ -64,39 +62,7 @@ func (in *instance) waitReady(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("instance %s not ready; log:\n%s", in.url, in.log.String())
-}
-
-func (in *instance) do(t *testing.T, method, path, token string, body io.Reader, ct string) (int, http.Header, []byte) {
-	t.Helper()
-	req, err := http.NewRequest(method, in.url+path, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("companyurl", "shared")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if ct != "" {
-		req.Header.Set("Content-Type", ct)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, b
-}
-
-func (in *instance) grant(t *testing.T, form url.Values) (int, map[string]any) {
-	t.Helper()
-	form.Set("client_id", "cluster-test")
-	form.Set("client_secret", "x")
-	status, _, b := in.do(t, http.MethodPost, "/oauth2/token", "", strings.NewReader(form.Encode()), "application/x-www-form-urlencoded")
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	return status, m
+	t.Fatalf("instance %s not ready; log:\n%s", in.srv.URL, in.log.String())
 }
 
 // TestTwoInstances runs two `planwerk serve` processes on one PostgreSQL
@@ -135,90 +101,74 @@ func TestTwoInstances(t *testing.T) {
 	a.waitReady(t)
 	b.waitReady(t)
 
-	create := exec.Command(bin, "tenant", "create", "--slug", "shared", "--admin-email", "admin@shared.test", "--admin-password", "shared-password")
+	const slug, email, password = "shared", "admin@shared.test", "shared-password"
+	create := exec.Command(bin, "tenant", "create", "--slug", slug, "--admin-email", email, "--admin-password", password)
 	create.Env = append(os.Environ(), env...)
 	if out, err := create.CombinedOutput(); err != nil {
 		t.Fatalf("tenant create: %v\n%s", err, out)
 	}
 
 	// A token issued by one instance works on the other.
-	status, tok := a.grant(t, url.Values{"grant_type": {"password"}, "username": {"admin@shared.test"}, "password": {"shared-password"}})
+	on := func(in *instance, token string) *testenv.Client {
+		return &testenv.Client{Srv: in.srv, Slug: slug, Token: token}
+	}
+	status, _, tok := a.srv.Grant(t, slug, testenv.PasswordForm(email, password))
 	if status != 200 {
 		t.Fatalf("password grant on A: %d %v", status, tok)
 	}
 	access, refresh := tok["access_token"].(string), tok["refresh_token"].(string)
-	if status, _, body := b.do(t, http.MethodGet, "/v1/users/me", access, nil, ""); status != 200 {
+	if status, _, body := on(b, access).Send(t, http.MethodGet, "/v1/users/me", nil); status != 200 {
 		t.Fatalf("A's token on B: %d %s", status, body)
 	}
 
 	// Refresh rotation and reuse detection hold across instances.
-	status, rotated := b.grant(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}})
+	status, _, rotated := b.srv.Grant(t, slug, testenv.RefreshForm(refresh))
 	if status != 200 {
 		t.Fatalf("refresh on B: %d %v", status, rotated)
 	}
-	status, reuse := a.grant(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}})
+	status, _, reuse := a.srv.Grant(t, slug, testenv.RefreshForm(refresh))
 	if status != 400 || reuse["error"] != "invalid_grant" {
 		t.Fatalf("reuse of the spent refresh token on A: %d %v", status, reuse)
 	}
-	if status, _, _ := b.do(t, http.MethodGet, "/v1/users/me", rotated["access_token"].(string), nil, ""); status != 401 {
+	if status, _, _ := on(b, rotated["access_token"].(string)).Send(t, http.MethodGet, "/v1/users/me", nil); status != 401 {
 		t.Errorf("access token of the revoked family on B: %d, want 401", status)
 	}
-	if status, _ := b.grant(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rotated["refresh_token"].(string)}}); status != 400 {
+	if status, _, _ := b.srv.Grant(t, slug, testenv.RefreshForm(rotated["refresh_token"].(string))); status != 400 {
 		t.Errorf("refresh token of the revoked family on B: %d, want 400", status)
 	}
 
 	// A fresh login for the file checks.
-	_, tok = b.grant(t, url.Values{"grant_type": {"password"}, "username": {"admin@shared.test"}, "password": {"shared-password"}})
-	access = tok["access_token"].(string)
-	_, _, p := a.do(t, http.MethodPost, "/v1/projects", access, strings.NewReader(`{"name":"P"}`), "application/json")
-	var project struct{ ID int64 }
-	_ = json.Unmarshal(p, &project)
-	_, _, d := a.do(t, http.MethodPost, "/v1/documents", access,
-		strings.NewReader(fmt.Sprintf(`{"model":"project","record":%d,"category":7}`, project.ID)), "application/json")
-	var doc struct{ ID int64 }
-	_ = json.Unmarshal(d, &doc)
+	access = b.srv.Token(t, slug, email, password)
+	ca, cb := on(a, access), on(b, access)
+	_, doc := ca.Document(t)
 
 	// A file uploaded through A (rate-limited request 1) ...
 	content := bytes.Repeat([]byte("planwerk cluster "), 4096)
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	part, _ := mw.CreateFormFile("file", "shared.txt")
-	_, _ = part.Write(content)
-	_ = mw.Close()
-	status, _, up := a.do(t, http.MethodPost, fmt.Sprintf("/v1/files/upload/document/%d?delete_others=1", doc.ID), access, &body, mw.FormDataContentType())
+	status, _, up := ca.Upload(t, testenv.UploadPath("document", doc, true), testenv.Part{Filename: "shared.txt", Data: content})
 	if status != 201 {
 		t.Fatalf("upload on A: %d %s", status, up)
 	}
-	var upload struct{ ID int64 }
-	_ = json.Unmarshal(up, &upload)
+	var upload testenv.M
+	if err := json.Unmarshal(up, &upload); err != nil {
+		t.Fatalf("upload on A: %s: %v", up, err)
+	}
+	link := fmt.Sprintf("/v1/files/download/%d", testenv.ID(t, upload))
 	// ... downloads through B (request 2).
-	status, _, link := b.do(t, http.MethodGet, fmt.Sprintf("/v1/files/download/%d", upload.ID), access, nil, "")
-	if status != 200 {
-		t.Fatalf("download URL on B: %d %s", status, link)
-	}
-	var signed string
-	_ = json.Unmarshal(link, &signed)
-	resp, err := http.Get(signed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !bytes.Equal(got, content) {
-		t.Fatalf("download from B's link: %d, %d bytes, want %d", resp.StatusCode, len(got), len(content))
+	if got := cb.Download(t, testenv.ID(t, upload)); !bytes.Equal(got, content) {
+		t.Fatalf("download from B's link: %d bytes, want %d", len(got), len(content))
 	}
 
 	// The rate limit (4 per minute per user) is shared: requests 3 and 4
 	// on A and B pass, the fifth is refused on either.
-	for i, in := range []*instance{a, b} {
-		if status, _, body := in.do(t, http.MethodGet, fmt.Sprintf("/v1/files/download/%d", upload.ID), access, nil, ""); status != 200 {
+	for i, c := range []*testenv.Client{ca, cb} {
+		if status, _, body := c.Send(t, http.MethodGet, link, nil); status != 200 {
 			t.Fatalf("rate-limited request %d: %d %s", i+3, status, body)
 		}
 	}
-	for _, in := range []*instance{a, b} {
-		status, hdr, _ := in.do(t, http.MethodGet, fmt.Sprintf("/v1/files/download/%d", upload.ID), access, nil, "")
+	for _, c := range []*testenv.Client{ca, cb} {
+		status, hdr, _ := c.Send(t, http.MethodGet, link, nil)
 		if status != 429 || hdr.Get("Retry-After") == "" {
-			t.Errorf("fifth request on %s: %d, Retry-After %q; want 429 shared across instances", in.url, status, hdr.Get("Retry-After"))
+			t.Errorf("fifth request on %s: %d, Retry-After %q; want 429 shared across instances", c.Srv.URL, status, hdr.Get("Retry-After"))
 		}
 	}
 }

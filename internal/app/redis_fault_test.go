@@ -1,16 +1,13 @@
 package app_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -61,54 +58,55 @@ func rfOwnDB(t *testing.T, db int) {
 	}
 }
 
-// do sends a request for the tenant and fails the test if the answer takes
-// longer than a bound far above the 100 ms Redis timeout.
-func (s *rfService) do(t *testing.T, method, path, token string, body io.Reader, ct string) (int, http.Header, []byte) {
+// send sends a request and fails the test if the answer takes longer than
+// a bound far above the 100 ms Redis timeout. It keeps an http.Client of
+// its own: with Redis frozen a hanging request must fail the test within
+// seconds, not at the test's timeout.
+func (s *rfService) send(t *testing.T, req *http.Request) (int, http.Header, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, s.srv.URL+path, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("companyurl", s.tenant.Slug)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if ct != "" {
-		req.Header.Set("Content-Type", ct)
-	}
 	client := &http.Client{Timeout: 10 * time.Second}
 	start := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+		t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	if took := time.Since(start); took > 2*time.Second {
-		t.Fatalf("%s %s took %s", method, path, took)
+		t.Fatalf("%s %s took %s", req.Method, req.URL.Path, took)
 	}
 	return resp.StatusCode, resp.Header, b
 }
 
-// grant sends a password grant and returns the status and access token.
-func (s *rfService) grant(t *testing.T, password string) (int, string) {
+// create posts a record with send; it must answer 201.
+func (s *rfService) create(t *testing.T, c *testenv.Client, res string, body testenv.M) int64 {
 	t.Helper()
-	form := url.Values{"grant_type": {"password"}, "username": {s.tenant.AdminEmail}, "password": {password},
-		"client_id": {"faults"}, "client_secret": {"x"}}
-	status, _, b := s.do(t, http.MethodPost, "/oauth2/token", "", strings.NewReader(form.Encode()), "application/x-www-form-urlencoded")
+	status, _, raw := s.send(t, c.Request(t, http.MethodPost, "/v1/"+res, body))
+	var m testenv.M
+	if err := json.Unmarshal(raw, &m); err != nil || status != http.StatusCreated {
+		t.Fatalf("create %s: %d %s", res, status, raw)
+	}
+	return testenv.ID(t, m)
+}
+
+// grant sends a password grant and returns the status and a client of the
+// tenant's admin with the access token.
+func (s *rfService) grant(t *testing.T, password string) (int, *testenv.Client) {
+	t.Helper()
+	status, _, b := s.send(t, s.srv.TokenRequest(t, s.tenant.Slug, testenv.PasswordForm(s.tenant.AdminEmail, password)))
 	var tok struct {
 		AccessToken string `json:"access_token"`
 	}
 	_ = json.Unmarshal(b, &tok)
-	return status, tok.AccessToken
+	return status, &testenv.Client{Srv: s.srv, Slug: s.tenant.Slug, Token: tok.AccessToken}
 }
 
 // checkLogin: the right password passes; wrong ones are braked after the
 // third attempt.
-func (s *rfService) checkLogin(t *testing.T) string {
+func (s *rfService) checkLogin(t *testing.T) *testenv.Client {
 	t.Helper()
-	status, token := s.grant(t, s.tenant.Password)
-	if status != http.StatusOK || token == "" {
+	status, c := s.grant(t, s.tenant.Password)
+	if status != http.StatusOK || c.Token == "" {
 		t.Fatalf("password grant: %d", status)
 	}
 	for i := range 3 {
@@ -119,43 +117,33 @@ func (s *rfService) checkLogin(t *testing.T) string {
 	if status, _ := s.grant(t, "wrong"); status != http.StatusTooManyRequests {
 		t.Fatalf("fourth wrong password: %d, want 429 (brake counted in the process)", status)
 	}
-	return token
+	return c
 }
 
 // checkFileLimit: an upload and a download-URL request pass (2 per
 // minute), the third file request is refused with Retry-After. It returns
-// the upload's id.
-func (s *rfService) checkFileLimit(t *testing.T, token string) int64 {
+// the path of the upload's download URL.
+func (s *rfService) checkFileLimit(t *testing.T, c *testenv.Client) string {
 	t.Helper()
-	_, _, p := s.do(t, http.MethodPost, "/v1/projects", token, strings.NewReader(`{"name":"P"}`), "application/json")
-	var project struct{ ID int64 }
-	_ = json.Unmarshal(p, &project)
-	status, _, d := s.do(t, http.MethodPost, "/v1/documents", token,
-		strings.NewReader(fmt.Sprintf(`{"model":"project","record":%d,"category":7}`, project.ID)), "application/json")
-	var doc struct{ ID int64 }
-	if err := json.Unmarshal(d, &doc); err != nil || doc.ID == 0 {
-		t.Fatalf("create document: %d %s", status, d)
-	}
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	part, _ := mw.CreateFormFile("file", "faults.txt")
-	_, _ = part.Write([]byte("redis is an accelerator"))
-	_ = mw.Close()
-	status, _, up := s.do(t, http.MethodPost, fmt.Sprintf("/v1/files/upload/document/%d", doc.ID), token, &body, mw.FormDataContentType())
-	if status != http.StatusCreated {
+	project := s.create(t, c, "projects", testenv.M{"name": "P"})
+	doc := s.create(t, c, "documents", testenv.M{"model": "project", "record": project, "category": 7})
+	ct, body := testenv.Multipart(t, testenv.Part{Filename: "faults.txt", Data: []byte("redis is an accelerator")})
+	req := c.Request(t, http.MethodPost, testenv.UploadPath("document", doc, false), body)
+	req.Header.Set("Content-Type", ct)
+	status, _, up := s.send(t, req)
+	var upload testenv.M
+	if err := json.Unmarshal(up, &upload); err != nil || status != http.StatusCreated {
 		t.Fatalf("upload: %d %s", status, up)
 	}
-	var upload struct{ ID int64 }
-	_ = json.Unmarshal(up, &upload)
-	link := fmt.Sprintf("/v1/files/download/%d", upload.ID)
-	if status, _, b := s.do(t, http.MethodGet, link, token, nil, ""); status != http.StatusOK {
+	link := fmt.Sprintf("/v1/files/download/%d", testenv.ID(t, upload))
+	if status, _, b := s.send(t, c.Request(t, http.MethodGet, link, nil)); status != http.StatusOK {
 		t.Fatalf("download URL: %d %s", status, b)
 	}
-	status, hdr, _ := s.do(t, http.MethodGet, link, token, nil, "")
+	status, hdr, _ := s.send(t, c.Request(t, http.MethodGet, link, nil))
 	if status != http.StatusTooManyRequests || hdr.Get("Retry-After") == "" {
 		t.Fatalf("third file request: %d, Retry-After %q; want 429 counted in the process", status, hdr.Get("Retry-After"))
 	}
-	return upload.ID
+	return link
 }
 
 // metric returns a sample's value from the service's /metrics ("" when
@@ -196,8 +184,8 @@ func TestRedisDownAtStartup(t *testing.T) {
 		p := testenv.NewProxy(t, rfRedis)
 		p.Down()
 		s := rfStart(t, b, p, db)
-		token := s.checkLogin(t)
-		upload := s.checkFileLimit(t, token)
+		c := s.checkLogin(t)
+		link := s.checkFileLimit(t, c)
 		s.checkFallbackMetrics(t)
 
 		p.Up(t)
@@ -208,14 +196,14 @@ func TestRedisDownAtStartup(t *testing.T) {
 			if time.Now().After(deadline) {
 				t.Fatalf("redis not used again 20 s after it came; log:\n%s", s.log.String())
 			}
-			s.do(t, http.MethodGet, fmt.Sprintf("/v1/files/download/%d", upload), token, nil, "")
+			s.send(t, c.Request(t, http.MethodGet, link, nil))
 			time.Sleep(100 * time.Millisecond)
 		}
 		if !strings.Contains(s.log.String(), "redis answers again") {
 			t.Errorf("no log line says redis is back; log:\n%s", s.log.String())
 		}
 		// Redis never saw this user's file requests: a fresh shared count.
-		if status, _, b := s.do(t, http.MethodGet, fmt.Sprintf("/v1/files/download/%d", upload), token, nil, ""); status != http.StatusOK {
+		if status, _, b := s.send(t, c.Request(t, http.MethodGet, link, nil)); status != http.StatusOK {
 			t.Fatalf("download URL with redis back: %d %s", status, b)
 		}
 	})
@@ -238,8 +226,7 @@ func TestRedisFrozen(t *testing.T) {
 
 		p.Freeze(t)
 		start := time.Now()
-		token := s.checkLogin(t)
-		s.checkFileLimit(t, token)
+		s.checkFileLimit(t, s.checkLogin(t))
 		t.Logf("5 grants and 5 file requests on a frozen redis: %s", time.Since(start))
 		s.checkFallbackMetrics(t)
 	})

@@ -3,15 +3,13 @@ package app_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,14 +20,12 @@ import (
 	"planwerk/internal/testenv"
 )
 
-// served is a `planwerk serve` process with a tenant "acme" and its
-// admin's token.
+// served is a `planwerk serve` process with a tenant "acme" and a client
+// of its admin.
 type served struct {
-	url   string
-	cmd   *exec.Cmd
-	log   *testenv.SyncBuffer
-	token string
-	exit  chan error
+	*instance
+	c    *testenv.Client
+	exit chan error
 }
 
 func serveBinary(t *testing.T, bin string, env []string, args ...string) *served {
@@ -42,7 +38,7 @@ func serveBinary(t *testing.T, bin string, env []string, args ...string) *served
 	addr := testenv.FreeAddr(t)
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", addr}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
-	s := &served{url: "http://" + addr, cmd: cmd, log: &testenv.SyncBuffer{}, exit: make(chan error, 1)}
+	s := &served{instance: &instance{srv: &testenv.Server{URL: "http://" + addr}, cmd: cmd, log: &testenv.SyncBuffer{}}, exit: make(chan error, 1)}
 	cmd.Stderr = s.log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -52,25 +48,8 @@ func serveBinary(t *testing.T, bin string, env []string, args ...string) *served
 		_ = cmd.Process.Kill()
 		<-s.exit
 	})
-	in := &instance{url: s.url, cmd: cmd, log: s.log}
-	in.waitReady(t)
-	form := url.Values{"grant_type": {"password"}, "username": {"admin@acme.test"}, "password": {"acme-password"},
-		"client_id": {"t"}, "client_secret": {"t"}}
-	req, _ := http.NewRequest(http.MethodPost, s.url+"/oauth2/token", strings.NewReader(form.Encode()))
-	req.Header.Set("companyurl", "acme")
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var tok struct {
-		AccessToken string `json:"access_token"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil || tok.AccessToken == "" {
-		t.Fatalf("password grant: %d %v", resp.StatusCode, err)
-	}
-	s.token = tok.AccessToken
+	s.waitReady(t)
+	s.c = &testenv.Client{Srv: s.srv, Slug: "acme", Token: s.srv.Token(t, "acme", "admin@acme.test", "acme-password")}
 	return s
 }
 
@@ -89,29 +68,26 @@ func TestShutdownCutsUploads(t *testing.T) {
 			env := []string{"PLANWERK_DATABASE=" + testenv.DSN(t, b), "PLANWERK_FILES=" + files}
 			s := serveBinary(t, bin, env, "--shutdown-grace", "1s")
 
-			req, _ := http.NewRequest(http.MethodPost, s.url+"/v1/expenses", strings.NewReader(`{}`))
-			req.Header.Set("companyurl", "acme")
-			req.Header.Set("Authorization", "Bearer "+s.token)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var exp struct{ ID int64 }
-			_ = json.NewDecoder(resp.Body).Decode(&exp)
-			resp.Body.Close()
+			exp := testenv.ID(t, s.c.Create(t, "expenses", testenv.M{}))
 
 			// An upload that sends 10 MiB (more than one S3 part) and then
-			// nothing more, though it announced 20 MiB.
-			u, _ := url.Parse(s.url)
-			conn, err := net.Dial("tcp", u.Host)
+			// nothing more, though it announced 20 MiB. It is written by
+			// hand on a connection of its own, which http.Client cannot
+			// leave half sent; its headers are the client's.
+			head := "--XX\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.bin\"\r\n\r\n"
+			req := s.c.Request(t, http.MethodPost, testenv.UploadPath("expense", exp, false), nil)
+			req.Header.Set("Content-Type", "multipart/form-data; boundary=XX")
+			req.Header.Set("Content-Length", strconv.Itoa(len(head)+20<<20))
+			conn, err := net.Dial("tcp", req.URL.Host)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer conn.Close()
-			head := "--XX\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.bin\"\r\n\r\n"
-			fmt.Fprintf(conn, "POST /v1/files/upload/expense/%d HTTP/1.1\r\nHost: %s\r\ncompanyurl: acme\r\nAuthorization: Bearer %s\r\n"+
-				"Content-Type: multipart/form-data; boundary=XX\r\nContent-Length: %d\r\n\r\n%s",
-				exp.ID, u.Host, s.token, len(head)+20<<20, head)
+			fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: %s\r\n", req.Method, req.URL.RequestURI(), req.URL.Host)
+			if err := req.Header.Write(conn); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(conn, "\r\n%s", head)
 			if _, err := conn.Write(bytes.Repeat([]byte{7}, 10<<20)); err != nil {
 				t.Fatal(err)
 			}
@@ -144,7 +120,7 @@ func TestShutdownCutsUploads(t *testing.T) {
 				t.Errorf("the log does not say the grace period ended:\n%s", s.log.String())
 			}
 			// New connections are refused once it has stopped.
-			if _, err := net.DialTimeout("tcp", u.Host, time.Second); err == nil {
+			if _, err := net.DialTimeout("tcp", req.URL.Host, time.Second); err == nil {
 				t.Error("the stopped service still accepts connections")
 			}
 		})
@@ -190,20 +166,11 @@ func TestMetricsAddr(t *testing.T) {
 		metricsAddr := testenv.FreeAddr(t)
 		env := []string{"PLANWERK_DATABASE=" + testenv.DSN(t, b), "PLANWERK_FILES=" + t.TempDir()}
 		s := serveBinary(t, bin, env, "--metrics-addr", metricsAddr)
-		get := func(u string) (int, string) {
-			resp, err := http.Get(u)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			raw, _ := io.ReadAll(resp.Body)
-			return resp.StatusCode, string(raw)
-		}
-		if status, _ := get(s.url + "/metrics"); status != http.StatusNotFound {
+		if status, _, _ := testenv.Fetch(t, http.MethodGet, s.srv.URL+"/metrics"); status != http.StatusNotFound {
 			t.Errorf("/metrics on the main listener: %d, want 404", status)
 		}
-		status, body := get("http://" + metricsAddr + "/metrics")
-		if status != http.StatusOK || !strings.Contains(body, "planwerk_http_requests_total") {
+		status, _, body := testenv.Fetch(t, http.MethodGet, "http://"+metricsAddr+"/metrics")
+		if status != http.StatusOK || !strings.Contains(string(body), "planwerk_http_requests_total") {
 			t.Errorf("/metrics on --metrics-addr: %d %.200s", status, body)
 		}
 	})
