@@ -17,7 +17,7 @@ func parse(args []string, env map[string]string) (config.Config, error) {
 	cfg := config.Default()
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	cfg.Register(fs)
+	cfg.Register(fs, config.All...)
 	err := config.Parse(fs, args, func(k string) string { return env[k] })
 	return cfg, err
 }
@@ -231,7 +231,7 @@ func TestParseCoversEveryFlag(t *testing.T) {
 	cfg := config.Default()
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	cfg.Register(fs)
+	cfg.Register(fs, config.All...)
 	slug := fs.String("slug", "", "")
 	demo := fs.Bool("demo", false, "")
 	env := map[string]string{"PLANWERK_SLUG": "acme", "PLANWERK_DEMO": "true"}
