@@ -4,7 +4,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -19,10 +18,8 @@ func main() {
 	err := app.Run(ctx, os.Args[1:], app.IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv})
 	switch {
 	case err == nil:
-	case errors.Is(err, flag.ErrHelp):
 	case errors.Is(err, app.ErrUsage):
-		fmt.Fprintln(os.Stderr, "planwerk:", err)
-		os.Exit(2)
+		os.Exit(2) // Run has said what was wrong, with a short usage
 	default:
 		fmt.Fprintln(os.Stderr, "planwerk:", err)
 		os.Exit(1)

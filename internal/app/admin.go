@@ -29,11 +29,11 @@ func readSecret(flagValue string, stdio IO) (string, error) {
 	return strings.TrimRight(line, "\r\n"), nil
 }
 
-// adminConfig parses an administration command's flags, the common ones
-// and those extra adds.
-func adminConfig(name string, args []string, stdio IO, extra func(fs *flagSet)) (config.Config, error) {
+// adminConfig parses an administration command's flags: --database, the
+// settings of groups and those extra adds.
+func adminConfig(name string, args []string, stdio IO, groups []config.Group, extra func(fs *flagSet)) (config.Config, error) {
 	cfg := config.Default()
-	fs := newFlags(name, &cfg, stdio)
+	fs := newFlags(name, &cfg, stdio, append([]config.Group{config.Database}, groups...)...)
 	if extra != nil {
 		extra(&flagSet{fs})
 	}
@@ -48,8 +48,8 @@ func adminConfig(name string, args []string, stdio IO, extra func(fs *flagSet)) 
 
 // adminDatabase parses an administration command's flags and opens its
 // database with the access the command needs; it never migrates.
-func adminDatabase(ctx context.Context, name string, args []string, stdio IO, mode access, extra func(fs *flagSet)) (*store.DB, config.Config, error) {
-	cfg, err := adminConfig(name, args, stdio, extra)
+func adminDatabase(ctx context.Context, name string, args []string, stdio IO, mode access, groups []config.Group, extra func(fs *flagSet)) (*store.DB, config.Config, error) {
+	cfg, err := adminConfig(name, args, stdio, groups, extra)
 	if err != nil {
 		return nil, cfg, err
 	}
@@ -58,7 +58,7 @@ func adminDatabase(ctx context.Context, name string, args []string, stdio IO, mo
 }
 
 func runTenantList(ctx context.Context, args []string, stdio IO) error {
-	db, cfg, err := adminDatabase(ctx, "tenant list", args, stdio, readOnly, nil)
+	db, cfg, err := adminDatabase(ctx, "tenant list", args, stdio, readOnly, []config.Group{config.Quota}, nil)
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func runTenantList(ctx context.Context, args []string, stdio IO) error {
 
 func runTenantSetStorage(ctx context.Context, args []string, stdio IO) error {
 	var slug, bytesText string
-	db, _, err := adminDatabase(ctx, "tenant set-storage", args, stdio, readWrite, func(fs *flagSet) {
+	db, _, err := adminDatabase(ctx, "tenant set-storage", args, stdio, readWrite, nil, func(fs *flagSet) {
 		fs.StringVar(&slug, "slug", "", "tenant slug")
 		fs.StringVar(&bytesText, "bytes", "", "storage cap in bytes")
 	})
@@ -104,7 +104,7 @@ func runTenantSetStorage(ctx context.Context, args []string, stdio IO) error {
 
 func runUserResetPassword(ctx context.Context, args []string, stdio IO) error {
 	var slug, email, password string
-	db, _, err := adminDatabase(ctx, "user reset-password", args, stdio, readWrite, func(fs *flagSet) {
+	db, _, err := adminDatabase(ctx, "user reset-password", args, stdio, readWrite, nil, func(fs *flagSet) {
 		fs.StringVar(&slug, "tenant", "", "tenant slug")
 		fs.StringVar(&email, "email", "", "the user's e-mail address")
 		fs.StringVar(&password, "password", "", "the new password (else PLANWERK_PASSWORD, else standard input)")
@@ -145,7 +145,7 @@ func runUserResetPassword(ctx context.Context, args []string, stdio IO) error {
 
 func runBackup(ctx context.Context, args []string, stdio IO) error {
 	var out string
-	cfg, err := adminConfig("backup", args, stdio, func(fs *flagSet) {
+	cfg, err := adminConfig("backup", args, stdio, nil, func(fs *flagSet) {
 		fs.StringVar(&out, "out", "", "file to write the copy to (must not exist)")
 	})
 	if err != nil {

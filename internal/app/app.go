@@ -1,5 +1,5 @@
-// Package app wires Planwerk together and runs its commands: serve,
-// tenant create, migrate and version.
+// Package app wires Planwerk together and runs its commands (serve,
+// tenant, user, backup, migrate and version) and their help.
 package app
 
 import (
@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"runtime"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -43,64 +45,172 @@ type IO struct {
 	Getenv func(string) string
 }
 
-// ErrUsage marks a command line that could not be understood.
+// ErrUsage marks a command line that could not be understood. Run has
+// told the user so on standard error by the time it returns it.
 var ErrUsage = errors.New("usage")
 
-const usage = `usage: planwerk <command> [flags]
+// command is one thing planwerk does.
+type command struct {
+	name     string // as typed: "tenant create"
+	synopsis string // what follows the name in its usage line
+	summary  string // one line for the list of commands
+	run      func(ctx context.Context, args []string, stdio IO) error
+}
 
-commands:
-  serve [--demo]        run the HTTP service (migrates the database first)
-  tenant create         create a tenant and its first admin user
-  tenant list           list tenants with users and storage
-  tenant set-storage    set a tenant's storage cap (--slug S --bytes N)
-  user reset-password   set a user's password and revoke their tokens
-  backup --out FILE     write a consistent copy of a SQLite database
-  migrate               apply database migrations and exit
-  version               print the version
+func (c command) usage() string {
+	return strings.TrimSpace("planwerk " + c.name + " " + c.synopsis)
+}
 
-Run "planwerk <command> -h" for the flags of a command.
-`
+// commandList is every command, in the order help lists them. (A function,
+// not a variable: the commands' help reads it.)
+func commandList() []command {
+	return []command{
+		{"serve", "[--demo] [flags]", "run the HTTP service (migrates the database first)", runServe},
+		{"tenant create", "--slug S --admin-email E [--admin-password P] [--name N] [flags]", "create a tenant and its first admin user", runTenantCreate},
+		{"tenant list", "[flags]", "list tenants with users and storage", runTenantList},
+		{"tenant set-storage", "--slug S --bytes N [flags]", "set a tenant's storage cap", runTenantSetStorage},
+		{"user reset-password", "--tenant S --email E [--password P] [flags]", "set a user's password and revoke their tokens", runUserResetPassword},
+		{"backup", "--out FILE [flags]", "write a consistent copy of a SQLite database", runBackup},
+		{"migrate", "[flags]", "apply database migrations and exit", runMigrate},
+		{"version", "", "print the version", runVersion},
+	}
+}
 
-// Run runs the command named by args (without the program name).
+// Run runs the command named by args (without the program name). Help,
+// asked for anywhere ("planwerk --help", "planwerk tenant -h", "planwerk
+// help user reset-password"), goes to stdout and is no error; a command
+// line that cannot be understood is reported on stderr with a short usage
+// and returns ErrUsage.
 func Run(ctx context.Context, args []string, stdio IO) error {
+	err := dispatch(ctx, args, stdio)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return err
+}
+
+func dispatch(ctx context.Context, args []string, stdio IO) error {
 	if len(args) == 0 {
-		fmt.Fprint(stdio.Stderr, usage)
-		return ErrUsage
+		return usageError(stdio, "", errors.New("no command given"))
 	}
 	switch args[0] {
-	case "serve":
-		return runServe(ctx, args[1:], stdio)
-	case "migrate":
-		return runMigrate(ctx, args[1:], stdio)
-	case "tenant":
-		switch sub(args) {
-		case "create":
-			return runTenantCreate(ctx, args[2:], stdio)
-		case "list":
-			return runTenantList(ctx, args[2:], stdio)
-		case "set-storage":
-			return runTenantSetStorage(ctx, args[2:], stdio)
+	case "help":
+		if len(args) > 1 {
+			return dispatch(ctx, slices.Concat(args[1:], []string{"--help"}), stdio)
 		}
-		fmt.Fprint(stdio.Stderr, "usage: planwerk tenant create|list|set-storage [flags]\n")
-		return ErrUsage
-	case "user":
-		if sub(args) == "reset-password" {
-			return runUserResetPassword(ctx, args[2:], stdio)
-		}
-		fmt.Fprint(stdio.Stderr, "usage: planwerk user reset-password --tenant S --email E [--password P]\n")
-		return ErrUsage
-	case "backup":
-		return runBackup(ctx, args[1:], stdio)
-	case "version", "--version", "-version":
-		fmt.Fprintln(stdio.Stdout, "planwerk", versionString())
+		printOverview(stdio.Stdout, "")
 		return nil
-	case "help", "-h", "--help":
-		fmt.Fprint(stdio.Stdout, usage)
+	case "-h", "-help", "--help":
+		printOverview(stdio.Stdout, "")
 		return nil
-	default:
-		fmt.Fprintf(stdio.Stderr, "unknown command %q\n\n%s", args[0], usage)
-		return ErrUsage
+	case "-version", "--version":
+		args = slices.Concat([]string{"version"}, args[1:])
 	}
+	for _, c := range commandList() {
+		words := strings.Fields(c.name)
+		if len(args) >= len(words) && slices.Equal(args[:len(words)], words) {
+			err := c.run(ctx, args[len(words):], stdio)
+			if errors.Is(err, ErrUsage) {
+				fmt.Fprintf(stdio.Stderr, "planwerk %s: %s\n", c.name, strings.TrimPrefix(err.Error(), ErrUsage.Error()+": "))
+				fmt.Fprintf(stdio.Stderr, "usage: %s\nRun \"planwerk %s --help\" for its flags.\n", c.usage(), c.name)
+			}
+			return err
+		}
+	}
+	return groupOrUnknown(args, stdio)
+}
+
+// groupOrUnknown answers a command line naming no command: the first word
+// of commands such as "tenant create" alone, with help, or with an unknown
+// second word; or an unknown command.
+func groupOrUnknown(args []string, stdio IO) error {
+	group := args[0]
+	if !isGroup(group) {
+		return usageError(stdio, "", fmt.Errorf("unknown command %q", group))
+	}
+	switch sub(args) {
+	case "":
+		return usageError(stdio, group, errors.New("give a command"))
+	case "help", "-h", "-help", "--help":
+		printOverview(stdio.Stdout, group)
+		return nil
+	}
+	return usageError(stdio, group, fmt.Errorf("unknown command %q", group+" "+sub(args)))
+}
+
+func isGroup(word string) bool {
+	for _, c := range commandList() {
+		if strings.HasPrefix(c.name, word+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// usageError tells stderr what was wrong and the commands of group ("" is
+// all), one line, and returns ErrUsage.
+func usageError(stdio IO, group string, err error) error {
+	var names []string
+	for _, c := range commandList() {
+		name, rest, _ := strings.Cut(c.name, " ")
+		if group != "" {
+			name = rest
+		}
+		if (group == "" || strings.HasPrefix(c.name, group+" ")) && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	prefix := strings.TrimSpace("planwerk " + group)
+	fmt.Fprintf(stdio.Stderr, "%s: %v\nusage: %s <command> [flags]; commands: %s\nRun \"%s --help\" for more.\n",
+		prefix, err, prefix, strings.Join(names, ", "), prefix)
+	return fmt.Errorf("%w: %v", ErrUsage, err)
+}
+
+// printOverview lists the commands of group ("" is all) with their
+// summaries.
+func printOverview(w io.Writer, group string) {
+	prefix := strings.TrimSpace("planwerk " + group)
+	fmt.Fprintf(w, "usage: %s <command> [flags]\n\ncommands:\n", prefix)
+	for _, c := range commandList() {
+		if group == "" || strings.HasPrefix(c.name, group+" ") {
+			fmt.Fprintf(w, "  %-21s %s\n", c.name, c.summary)
+		}
+	}
+	fmt.Fprintf(w, "\nRun \"%s <command> --help\" for the flags of a command.\n", prefix)
+}
+
+// printHelp writes the help of the command whose flags fs holds: its usage,
+// what it does, and each of its flags with default and variable.
+func printHelp(w io.Writer, fs *flag.FlagSet) {
+	for _, c := range commandList() {
+		if c.name == fs.Name() {
+			fmt.Fprintf(w, "usage: %s\n\n%s\n", c.usage(), c.summary)
+		}
+	}
+	n := 0
+	fs.VisitAll(func(f *flag.Flag) {
+		if n++; n == 1 {
+			fmt.Fprint(w, "\nflags (each also read from the variable named; a flag given wins):\n")
+		}
+		kind, usage := flag.UnquoteUsage(f)
+		fmt.Fprintf(w, "  %s  (%s)\n        %s", strings.TrimSpace("--"+f.Name+" "+kind), config.EnvName(f.Name), usage)
+		switch {
+		case f.DefValue == "" || f.DefValue == "0" || f.DefValue == "false":
+		case kind == "string":
+			fmt.Fprintf(w, " (default %q)", f.DefValue)
+		default:
+			fmt.Fprintf(w, " (default %s)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
+}
+
+func runVersion(_ context.Context, args []string, stdio IO) error {
+	if err := parse(newFlags("version", nil, stdio), args, stdio); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdio.Stdout, "planwerk", versionString())
+	return nil
 }
 
 func sub(args []string) string {
@@ -131,17 +241,25 @@ func versionString() string {
 	return v + " " + runtime.Version()
 }
 
-// newFlags returns a flag set carrying the service settings.
-func newFlags(name string, cfg *config.Config, stdio IO) *flag.FlagSet {
-	fs := flag.NewFlagSet("planwerk "+name, flag.ContinueOnError)
-	fs.SetOutput(stdio.Stderr)
-	cfg.Register(fs)
+// newFlags returns the flag set of command name carrying the service
+// settings of groups, written into cfg. It prints nothing itself: parse
+// does.
+func newFlags(name string, cfg *config.Config, stdio IO, groups ...config.Group) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	if cfg != nil {
+		cfg.Register(fs, groups...)
+	}
 	return fs
 }
 
+// parse parses args and the environment into fs. Asked for help, it
+// prints the command's help to stdout and returns flag.ErrHelp.
 func parse(fs *flag.FlagSet, args []string, stdio IO) error {
 	if err := config.Parse(fs, args, stdio.Getenv); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			printHelp(stdio.Stdout, fs)
 			return err
 		}
 		return fmt.Errorf("%w: %v", ErrUsage, err)
@@ -150,6 +268,12 @@ func parse(fs *flag.FlagSet, args []string, stdio IO) error {
 		return fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
 	}
 	return nil
+}
+
+// newUsers is the users service, which creates tenants with what every
+// new tenant gets. sessions may be nil where only tenants are created.
+func newUsers(db *store.DB, hasher *auth.Hasher, sessions users.Sessions, reg *resource.Registry) *users.Service {
+	return users.New(db, hasher, sessions, holidays.New(db, reg).Ensure)
 }
 
 // Service is a running configuration of Planwerk's parts, ready to serve.
@@ -205,9 +329,8 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 	}, log)
 	resolver := tenancy.NewResolver(db, cfg.BaseDomain, 10*time.Second)
 	svc.Registry = resource.New()
-	hol := holidays.New(db, svc.Registry)
-	svc.Users = users.New(db, svc.Hasher, svc.Auth, hol.Ensure)
-	d := domains{time: timetrack.New(db, svc.Registry), skills: skills.New(db, svc.Registry), holidays: hol, users: svc.Users}
+	svc.Users = newUsers(db, svc.Hasher, svc.Auth, svc.Registry)
+	d := domains{time: timetrack.New(db, svc.Registry), skills: skills.New(db, svc.Registry), holidays: holidays.New(db, svc.Registry), users: svc.Users}
 	if svc.Records, err = records.New(db, svc.Registry, d.rules()); err != nil {
 		return nil, err
 	}

@@ -14,10 +14,13 @@ import (
 
 func runServe(ctx context.Context, args []string, stdio IO) error {
 	cfg := config.Default()
-	fs := newFlags("serve", &cfg, stdio)
-	demo := fs.Bool("demo", false, "create tenant demo with admin admin@demo.test / demo-password if missing")
+	fs := newFlags("serve", &cfg, stdio, config.All...)
+	demo := fs.Bool("demo", false, "create tenant demo with admin admin@demo.test / demo-password if missing, listen on 127.0.0.1 unless --addr names a host")
 	if err := parse(fs, args, stdio); err != nil {
 		return err
+	}
+	if *demo {
+		cfg.Addr = demoAddr(cfg.Addr)
 	}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", ErrUsage, err)
@@ -33,21 +36,24 @@ func runServe(ctx context.Context, args []string, stdio IO) error {
 		return err
 	}
 	defer svc.Close()
+	listening := func(net.Addr) {}
 	if *demo {
-		if err := seedDemo(ctx, svc, stdio, cfg.Addr); err != nil {
+		if err := seedDemo(ctx, svc); err != nil {
 			return err
 		}
+		listening = func(a net.Addr) { printDemo(stdio, a) }
 	}
 	go purgeTokens(ctx, db, log)
 	go sweepFiles(ctx, svc, log)
-	return serveHTTP(ctx, svc, log)
+	return serveHTTP(ctx, svc, log, listening)
 }
 
 // serveHTTP serves until ctx ends (SIGTERM), then shuts down gracefully:
 // no new connections, requests in flight get the grace period, and what
 // is still running then is cut, waited for while it cleans up, and the
-// command ends without an error.
-func serveHTTP(ctx context.Context, svc *Service, log *slog.Logger) error {
+// command ends without an error. listening is told the address once the
+// main listener is open.
+func serveHTTP(ctx context.Context, svc *Service, log *slog.Logger, listening func(net.Addr)) error {
 	cfg := svc.Config
 	// Requests run on a context of their own that SIGTERM does not end:
 	// the grace period is theirs. It ends when the grace period does.
@@ -74,6 +80,7 @@ func serveHTTP(ctx context.Context, svc *Service, log *slog.Logger) error {
 		log.Info("metrics listening", "addr", mln.Addr().String())
 	}
 	log.Info("planwerk listening", "addr", ln.Addr().String(), "database", svc.DB.Engine(), "version", versionString())
+	listening(ln.Addr())
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve: %w", err)

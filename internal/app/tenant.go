@@ -6,16 +6,21 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"runtime"
+	"strconv"
 	"strings"
 
+	"planwerk/internal/auth"
 	"planwerk/internal/config"
+	"planwerk/internal/resource"
 	"planwerk/internal/store"
 	"planwerk/internal/users"
 )
 
 func runMigrate(ctx context.Context, args []string, stdio IO) error {
 	cfg := config.Default()
-	fs := newFlags("migrate", &cfg, stdio)
+	fs := newFlags("migrate", &cfg, stdio, config.Database)
 	if err := parse(fs, args, stdio); err != nil {
 		return err
 	}
@@ -43,7 +48,7 @@ func CreateTenant(ctx context.Context, svc *Service, spec users.TenantSpec) (sto
 
 func runTenantCreate(ctx context.Context, args []string, stdio IO) error {
 	cfg := config.Default()
-	fs := newFlags("tenant create", &cfg, stdio)
+	fs := newFlags("tenant create", &cfg, stdio, config.Database)
 	var spec users.TenantSpec
 	fs.StringVar(&spec.Slug, "slug", "", "tenant slug: 2-63 characters of a-z, 0-9 and -")
 	fs.StringVar(&spec.AdminEmail, "admin-email", "", "e-mail address of the first admin")
@@ -71,12 +76,9 @@ func runTenantCreate(ctx context.Context, args []string, stdio IO) error {
 		return err
 	}
 	defer db.Close()
-	svc, err := NewService(ctx, cfg, db, log)
-	if err != nil {
-		return err
-	}
-	defer svc.Close()
-	t, u, err := CreateTenant(ctx, svc, spec)
+	// Not the whole service: a tenant needs no file store, Redis or
+	// URL-signing secret, so their settings are not this command's.
+	t, u, err := newUsers(db, auth.NewHasher(runtime.NumCPU()), nil, resource.New()).CreateTenant(ctx, spec)
 	if errors.Is(err, store.ErrConflict) {
 		return fmt.Errorf("tenant %q not created: the slug or the admin e-mail address is already taken: %w", spec.Slug, err)
 	}
@@ -94,9 +96,8 @@ const (
 	demoPassword = "demo-password"
 )
 
-// seedDemo creates the demo tenant if missing and prints a curl command
-// that fetches a token.
-func seedDemo(ctx context.Context, svc *Service, stdio IO, addr string) error {
+// seedDemo creates the demo tenant if missing.
+func seedDemo(ctx context.Context, svc *Service) error {
 	_, err := svc.DB.TenantBySlug(ctx, demoSlug)
 	if errors.Is(err, store.ErrNotFound) {
 		_, _, err = CreateTenant(ctx, svc, users.TenantSpec{Slug: demoSlug, Name: "Demo", AdminEmail: demoEmail, AdminPassword: demoPassword})
@@ -104,13 +105,29 @@ func seedDemo(ctx context.Context, svc *Service, stdio IO, addr string) error {
 	if err != nil {
 		return fmt.Errorf("demo tenant: %w", err)
 	}
-	host := addr
-	if strings.HasPrefix(host, ":") {
-		host = "localhost" + host
+	return nil
+}
+
+// demoAddr is where serve --demo listens: the demo's well-known password
+// stays on this machine unless addr names a host ("0.0.0.0:8080"); a bare
+// port (":9000", the default ":8080") is taken on 127.0.0.1.
+func demoAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host != "" {
+		return addr // a bad address fails at listen, as without --demo
+	}
+	return net.JoinHostPort("127.0.0.1", port)
+}
+
+// printDemo prints a curl command that fetches a token from the listener
+// at a: called once it listens, so the port is the real one.
+func printDemo(stdio IO, a net.Addr) {
+	host := a.String()
+	if tcp, ok := a.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+		host = net.JoinHostPort("localhost", strconv.Itoa(tcp.Port))
 	}
 	fmt.Fprintf(stdio.Stdout, `demo tenant ready: %s / %s
 get a token:
   curl -s http://%s/oauth2/token -H 'companyurl: %s' -d grant_type=password -d username=%s -d password=%s -d client_id=cli -d client_secret=cli
 `, demoEmail, demoPassword, host, demoSlug, demoEmail, demoPassword)
-	return nil
 }

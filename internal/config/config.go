@@ -65,18 +65,58 @@ func Default() Config {
 	}
 }
 
-// Register defines the service flags on fs, writing into c.
-func (c *Config) Register(fs *flag.FlagSet) {
-	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address")
+// A Group registers the flags of one concern on fs, writing into c. A
+// command registers the groups it reads and no others, so its help lists
+// only flags that change what it does. Adding a flag to a group is one
+// line in that group.
+type Group func(c *Config, fs *flag.FlagSet)
+
+// All is every group: the settings of serve.
+var All = []Group{Database, HTTP, Files, Quota, Limits, Tokens}
+
+// Register defines the flags of groups on fs, writing into c.
+func (c *Config) Register(fs *flag.FlagSet, groups ...Group) {
+	for _, g := range groups {
+		g(c, fs)
+	}
+}
+
+// Database is where the data lives.
+func Database(c *Config, fs *flag.FlagSet) {
 	fs.StringVar(&c.Database, "database", c.Database, "sqlite:PATH or a postgres:// URL")
-	fs.StringVar(&c.Files, "files", c.Files, "file store: a folder, or s3://BUCKET?endpoint=HOST:PORT&region=R&secure=false")
+}
+
+// HTTP is how the service listens and answers.
+func HTTP(c *Config, fs *flag.FlagSet) {
+	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address")
 	fs.StringVar(&c.BaseDomain, "base-domain", c.BaseDomain, "tenant hosts are SLUG.BASE-DOMAIN")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "serve /metrics on this address instead of the main listener")
+	durationFlag(fs, &c.RequestTimeout, "request-timeout", "end a request that makes no progress for this long (e.g. 30s)")
+	durationFlag(fs, &c.WriteIdleTimeout, "write-idle-timeout", "cut off a client that takes or sends no data for this long")
+	durationFlag(fs, &c.ShutdownGrace, "shutdown-grace", "how long requests in flight may finish after SIGTERM")
+}
+
+// Files is the file store and its uploads and downloads.
+func Files(c *Config, fs *flag.FlagSet) {
+	fs.StringVar(&c.Files, "files", c.Files, "file store: a folder, or s3://BUCKET?endpoint=HOST:PORT&region=R&secure=false")
 	fs.StringVar(&c.PublicURL, "public-url", c.PublicURL, "base URL of signed download links (default: from the request)")
-	fs.StringVar(&c.Redis, "redis", c.Redis, "redis:// URL for rate-limit counters shared by all instances")
 	fs.StringVar(&c.URLSecret, "url-secret", c.URLSecret, "key signing download URLs (default: generated once and kept in the database)")
 	fs.Int64Var(&c.MaxUploadBytes, "max-upload-bytes", c.MaxUploadBytes, "per-upload size cap in bytes")
+}
+
+// Quota is what a tenant may keep.
+func Quota(c *Config, fs *flag.FlagSet) {
 	fs.Int64Var(&c.TenantStorageBytes, "tenant-storage-bytes", c.TenantStorageBytes, "default storage cap per tenant in bytes")
+}
+
+// Limits are the rate limits and where their counters live.
+func Limits(c *Config, fs *flag.FlagSet) {
+	fs.StringVar(&c.Redis, "redis", c.Redis, "redis:// URL for rate-limit counters shared by all instances")
 	fs.IntVar(&c.FileRate, "file-rate", c.FileRate, "upload and download-URL requests per user per minute")
+}
+
+// Tokens are the settings of issued tokens.
+func Tokens(c *Config, fs *flag.FlagSet) {
 	fs.Func("token-ttl", "access token lifetime in seconds (default 3600)", func(s string) error {
 		secs, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 		if err != nil || secs <= 0 || secs > math.MaxInt64/int64(time.Second) {
@@ -85,10 +125,6 @@ func (c *Config) Register(fs *flag.FlagSet) {
 		c.TokenTTL = time.Duration(secs) * time.Second
 		return nil
 	})
-	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "serve /metrics on this address instead of the main listener")
-	durationFlag(fs, &c.RequestTimeout, "request-timeout", "end a request that makes no progress for this long (e.g. 30s)")
-	durationFlag(fs, &c.WriteIdleTimeout, "write-idle-timeout", "cut off a client that takes or sends no data for this long")
-	durationFlag(fs, &c.ShutdownGrace, "shutdown-grace", "how long requests in flight may finish after SIGTERM")
 }
 
 // durationFlag defines a flag taking a Go duration ("30s", "1m30s") or a
@@ -113,6 +149,8 @@ func durationFlag(fs *flag.FlagSet, d *time.Duration, name, usage string) {
 }
 
 // Validate checks the settings that can be checked without connecting.
+// Settings of groups a command did not register keep their defaults,
+// which are valid.
 func (c *Config) Validate() error {
 	var problems []string
 	if !strings.HasPrefix(c.Database, "sqlite:") && !strings.HasPrefix(c.Database, "postgres://") &&

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"io"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ func parse(args []string, env map[string]string) (config.Config, error) {
 	cfg := config.Default()
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	cfg.Register(fs)
+	cfg.Register(fs, config.All...)
 	err := config.Parse(fs, args, func(k string) string { return env[k] })
 	return cfg, err
 }
@@ -231,7 +232,7 @@ func TestParseCoversEveryFlag(t *testing.T) {
 	cfg := config.Default()
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	cfg.Register(fs)
+	cfg.Register(fs, config.All...)
 	slug := fs.String("slug", "", "")
 	demo := fs.Bool("demo", false, "")
 	env := map[string]string{"PLANWERK_SLUG": "acme", "PLANWERK_DEMO": "true"}
@@ -299,5 +300,60 @@ func TestValidate(t *testing.T) {
 	err := cfg.Validate()
 	if err == nil || !strings.Contains(err.Error(), "--database") || !strings.Contains(err.Error(), "--file-rate") {
 		t.Errorf("Validate with two problems = %v, want both named", err)
+	}
+}
+
+func TestGroups(t *testing.T) {
+	groups := []struct {
+		name  string
+		group config.Group
+		flags []string
+	}{
+		{"Database", config.Database, []string{"database"}},
+		{"HTTP", config.HTTP, []string{"addr", "base-domain", "metrics-addr", "request-timeout", "write-idle-timeout", "shutdown-grace"}},
+		{"Files", config.Files, []string{"files", "public-url", "url-secret", "max-upload-bytes"}},
+		{"Quota", config.Quota, []string{"tenant-storage-bytes"}},
+		{"Limits", config.Limits, []string{"redis", "file-rate"}},
+		{"Tokens", config.Tokens, []string{"token-ttl"}},
+	}
+	total := 0
+	for _, g := range groups {
+		cfg := config.Default()
+		fs := flag.NewFlagSet(g.name, flag.ContinueOnError)
+		cfg.Register(fs, g.group)
+		var got []string
+		fs.VisitAll(func(f *flag.Flag) { got = append(got, f.Name) })
+		want := append([]string(nil), g.flags...)
+		sort.Strings(want)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s registers %v, want %v", g.name, got, want)
+		}
+		total += len(got)
+	}
+	all := flag.NewFlagSet("all", flag.ContinueOnError)
+	cfg := config.Default()
+	cfg.Register(all, config.All...) // a flag in two groups would panic here
+	n := 0
+	all.VisitAll(func(*flag.Flag) { n++ })
+	if n != total || len(config.All) != len(groups) {
+		t.Errorf("All registers %d flags in %d groups, want the %d of the %d groups", n, len(config.All), total, len(groups))
+	}
+
+	// A command's settings come only from its groups, also in the environment.
+	cfg = config.Default()
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cfg.Register(fs, config.Database)
+	env := map[string]string{"PLANWERK_DATABASE": "sqlite:env.db", "PLANWERK_REDIS": "redis://cache", "PLANWERK_ADDR": ":1"}
+	if err := config.Parse(fs, nil, func(k string) string { return env[k] }); err != nil {
+		t.Fatal(err)
+	}
+	want := config.Default()
+	want.Database = "sqlite:env.db"
+	if !reflect.DeepEqual(cfg, want) {
+		t.Errorf("with the Database group only: %+v, want %+v", cfg, want)
+	}
+	if err := config.Parse(fs, []string{"--redis", "redis://cache"}, func(string) string { return "" }); err == nil {
+		t.Error("--redis accepted by a flag set without the Limits group")
 	}
 }
