@@ -104,7 +104,7 @@ func uploadCrash(t *testing.T, b testenv.Backend) {
 	files := filepath.Join(dir, "files")
 	args := []string{"--database", db, "--files", files, "--file-rate", "100000", "--max-upload-bytes", strconv.Itoa(8 << 20)}
 
-	create := exec.Command(bin, append([]string{"tenant", "create", "--slug", "crash", "--admin-email", "a@crash.test", "--admin-password", "crash-password"}, args[:4]...)...)
+	create := exec.Command(bin, append([]string{"tenant", "create", "--slug", "crash", "--admin-email", "a@crash.test", "--admin-password", "crash-password"}, args[:2]...)...)
 	create.Dir = dir
 	create.Env = environ()
 	if out, err := create.CombinedOutput(); err != nil {
