@@ -54,12 +54,39 @@ var rangeCases = []rangeCase{
 	{name: "one of two satisfiable", rng: "bytes=0-1,200-300", status: 200, to: 100},
 }
 
+// rangeSecret is the --url-secret of the servers of these tests.
+const rangeSecret = "k"
+
+// served starts a server and uploads a file of size bytes, r.pdf, to a
+// new Document.
+func served(t *testing.T, b testenv.Backend, fb testenv.FileBackend, seed uint64, size int) (*env, []byte, upload) {
+	t.Helper()
+	e := start(t, b, fb, func(c *config.Config) { c.URLSecret = rangeSecret })
+	_, doc := e.admin.Document(t)
+	data := testenv.Data(seed, size)
+	up := uploadOK(t, e.admin, "document", doc, false, testenv.Part{Filename: "r.pdf", ContentType: "application/pdf", Data: data})
+	return e, data, up
+}
+
+// servedLink serves a file of 100 bytes and returns its service link
+// and the headers of a GET of it.
+func servedLink(t *testing.T, b testenv.Backend, fb testenv.FileBackend, seed uint64) (*env, []byte, string, http.Header) {
+	t.Helper()
+	e, data, up := served(t, b, fb, seed, 100)
+	link := blobLink(e, up.ID)
+	status, get, raw := fetchRange(t, http.MethodGet, link, "")
+	if status != http.StatusOK || !bytes.Equal(raw, data) {
+		t.Fatalf("GET %s: %d, %d bytes", link, status, len(raw))
+	}
+	return e, data, link, get
+}
+
 // blobLink is the service's own signed link to an upload, which the S3
 // store's uploads are not given (they get the store's presigned URL).
-func blobLink(e *env, secret string, id int64) string {
+func blobLink(e *env, id int64) string {
 	expires := time.Now().Add(30 * time.Second).Unix()
 	return fmt.Sprintf("%s/v1/files/blob/%d?tenant=%d&expires=%d&signature=%s",
-		e.srv.URL, id, e.tn.ID, expires, sign(secret, e.tn.ID, id, expires))
+		e.srv.URL, id, e.tn.ID, expires, sign(rangeSecret, e.tn.ID, id, expires))
 }
 
 func fetchRange(t *testing.T, method, link, rng string, more ...string) (int, http.Header, []byte) {
@@ -94,12 +121,8 @@ func wantDownloadHeaders(t *testing.T, what string, hdr http.Header) {
 // asked for, exactly.
 func TestDownloadRanges(t *testing.T) {
 	testenv.EachFileStore(t, func(t *testing.T, b testenv.Backend, fb testenv.FileBackend) {
-		const secret = "k"
-		e := start(t, b, fb, func(c *config.Config) { c.URLSecret = secret })
-		_, doc := e.admin.Document(t)
-		data := testenv.Data(90, 100)
-		up := uploadOK(t, e.admin, "document", doc, false, testenv.Part{Filename: "r.pdf", ContentType: "application/pdf", Data: data})
-		links := map[string]string{"service": blobLink(e, secret, up.ID)}
+		e, data, up := served(t, b, fb, 90, 100)
+		links := map[string]string{"service": blobLink(e, up.ID)}
 		if fb.Name == "s3" {
 			links["store"] = e.admin.DownloadURL(t, up.ID)
 		}
@@ -148,13 +171,7 @@ func TestDownloadRanges(t *testing.T) {
 // GET only).
 func TestDownloadHead(t *testing.T) {
 	testenv.EachFileStore(t, func(t *testing.T, b testenv.Backend, fb testenv.FileBackend) {
-		const secret = "k"
-		e := start(t, b, fb, func(c *config.Config) { c.URLSecret = secret })
-		_, doc := e.admin.Document(t)
-		data := testenv.Data(91, 100)
-		up := uploadOK(t, e.admin, "document", doc, false, testenv.Part{Filename: "r.pdf", ContentType: "application/pdf", Data: data})
-		link := blobLink(e, secret, up.ID)
-		_, get, _ := fetchRange(t, http.MethodGet, link, "")
+		_, _, link, get := servedLink(t, b, fb, 91)
 		for _, rng := range []string{"", "bytes=0-9", "bytes=200-", "bytes=0-1,4-5"} {
 			what := fmt.Sprintf("HEAD (%q)", rng)
 			status, hdr, raw := fetchRange(t, http.MethodHead, link, rng)
@@ -179,14 +196,8 @@ func TestDownloadHead(t *testing.T) {
 // otherwise the whole file.
 func TestDownloadIfRange(t *testing.T) {
 	testenv.EachFileStore(t, func(t *testing.T, b testenv.Backend, fb testenv.FileBackend) {
-		const secret = "k"
-		e := start(t, b, fb, func(c *config.Config) { c.URLSecret = secret })
-		_, doc := e.admin.Document(t)
-		data := testenv.Data(92, 100)
-		up := uploadOK(t, e.admin, "document", doc, false, testenv.Part{Filename: "r.pdf", Data: data})
-		link := blobLink(e, secret, up.ID)
-		_, hdr, _ := fetchRange(t, http.MethodGet, link, "")
-		etag, modified := hdr.Get("ETag"), hdr.Get("Last-Modified")
+		e, data, link, get := servedLink(t, b, fb, 92)
+		etag, modified := get.Get("ETag"), get.Get("Last-Modified")
 		lm, err := http.ParseTime(modified)
 		if len(etag) < 3 || etag[0] != '"' || err != nil {
 			t.Fatalf("ETag %q, Last-Modified %q: want a strong ETag and a date", etag, modified)
@@ -216,7 +227,7 @@ func TestDownloadIfRange(t *testing.T) {
 		// Another upload's bytes have another ETag.
 		_, doc2 := e.admin.Document(t)
 		up2 := uploadOK(t, e.admin, "document", doc2, false, testenv.Part{Filename: "r.pdf", Data: data})
-		if _, hdr, _ := fetchRange(t, http.MethodGet, blobLink(e, secret, up2.ID), ""); hdr.Get("ETag") == etag {
+		if _, hdr, _ := fetchRange(t, http.MethodGet, blobLink(e, up2.ID), ""); hdr.Get("ETag") == etag {
 			t.Errorf("two uploads share the ETag %s", etag)
 		}
 	})
@@ -226,12 +237,9 @@ func TestDownloadIfRange(t *testing.T) {
 // Range header gets the (empty) whole file, as net/http answers it.
 func TestDownloadEmptyRange(t *testing.T) {
 	testenv.EachFileStore(t, func(t *testing.T, b testenv.Backend, fb testenv.FileBackend) {
-		const secret = "k"
-		e := start(t, b, fb, func(c *config.Config) { c.URLSecret = secret })
-		_, doc := e.admin.Document(t)
-		up := uploadOK(t, e.admin, "document", doc, false, testenv.Part{Filename: "r.pdf", Data: nil})
+		e, _, up := served(t, b, fb, 93, 0)
 		for _, rng := range []string{"bytes=0-9", "bytes=-5", "bytes=-0"} {
-			status, hdr, raw := fetchRange(t, http.MethodGet, blobLink(e, secret, up.ID), rng)
+			status, hdr, raw := fetchRange(t, http.MethodGet, blobLink(e, up.ID), rng)
 			if status != http.StatusOK || len(raw) != 0 || hdr.Get("Content-Length") != "0" {
 				t.Errorf("%q on an empty file: %d, %d bytes, Content-Length %q", rng, status, len(raw), hdr.Get("Content-Length"))
 			}
