@@ -389,9 +389,10 @@ func (s *Service) sign(tenantID, uploadID, expires int64) string {
 	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
 
-// Blob checks a signed URL's query and opens its file. A bad, tampered or
-// expired signature → 403.
-func (s *Service) Blob(ctx context.Context, uploadID int64, query url.Values) (store.Upload, io.ReadCloser, int64, error) {
+// Blob checks a signed URL's query and opens its file, which seeks (a
+// download may ask for a byte range). A bad, tampered or expired
+// signature → 403.
+func (s *Service) Blob(ctx context.Context, uploadID int64, query url.Values) (store.Upload, io.ReadSeekCloser, int64, error) {
 	denied := errBadLink
 	tenantID, err1 := strconv.ParseInt(query.Get("tenant"), 10, 64)
 	expires, err2 := strconv.ParseInt(query.Get("expires"), 10, 64)

@@ -22,8 +22,9 @@ type Store interface {
 	// Put stores everything r yields under key. On any error, including
 	// one returned by r, nothing is stored.
 	Put(ctx context.Context, key string, r io.Reader) (int64, error)
-	// Open reads a stored file.
-	Open(ctx context.Context, key string) (io.ReadCloser, int64, error)
+	// Open reads a stored file and returns its size. The file seeks, so
+	// that a download of a byte range reads only that range's bytes.
+	Open(ctx context.Context, key string) (io.ReadSeekCloser, int64, error)
 	// Delete removes a file; a missing file is not an error.
 	Delete(ctx context.Context, key string) error
 	// Presign returns a URL from which a plain GET fetches the file for

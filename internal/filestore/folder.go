@@ -134,7 +134,7 @@ func syncDir(dir string) error {
 }
 
 // Open implements Store.
-func (f *Folder) Open(_ context.Context, key string) (io.ReadCloser, int64, error) {
+func (f *Folder) Open(_ context.Context, key string) (io.ReadSeekCloser, int64, error) {
 	p, err := f.path(key)
 	if err != nil {
 		return nil, 0, err

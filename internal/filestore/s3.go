@@ -259,8 +259,9 @@ func (s *S3) abort(ctx context.Context, key, id string) {
 }
 
 // Open implements Store. The file's reader marks the errors of a transfer
-// cut off midway as the store's.
-func (s *S3) Open(ctx context.Context, key string) (io.ReadCloser, int64, error) {
+// cut off midway as the store's. Reading after a seek asks the store for
+// the object from the new offset on.
+func (s *S3) Open(ctx context.Context, key string) (io.ReadSeekCloser, int64, error) {
 	obj, err := s.client.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
 	if err != nil {
 		return nil, 0, storeError("open", key, err)
@@ -276,8 +277,7 @@ func (s *S3) Open(ctx context.Context, key string) (io.ReadCloser, int64, error)
 	return s3Object{Object: obj, key: key}, st.Size, nil
 }
 
-// s3Object is a stored file being read. Seeking and closing are the
-// object's own.
+// s3Object is a stored file being read. Closing is the object's own.
 type s3Object struct {
 	*minio.Object
 	key string
@@ -287,6 +287,14 @@ func (o s3Object) Read(p []byte) (int, error) {
 	n, err := o.Object.Read(p)
 	if err != nil && err != io.EOF {
 		err = storeError("read", o.key, err)
+	}
+	return n, err
+}
+
+func (o s3Object) Seek(offset int64, whence int) (int64, error) {
+	n, err := o.Object.Seek(offset, whence)
+	if err != nil {
+		err = storeError("seek", o.key, err)
 	}
 	return n, err
 }

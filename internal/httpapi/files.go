@@ -1,8 +1,11 @@
 package httpapi
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"io"
+	"math"
 	"mime"
 	"mime/multipart"
 	"net"
@@ -10,6 +13,7 @@ import (
 	"planwerk/internal/errs"
 	"strconv"
 	"strings"
+	"time"
 
 	"planwerk/internal/files"
 	"planwerk/internal/filestore"
@@ -185,33 +189,196 @@ func (s *Server) deleteUpload(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// blob answers a signed download link: the whole file, or one byte range
+// of it (206, RFC 9110), with HEAD answering the same headers without the
+// body. http.ServeContent handles the conditional requests (If-Range,
+// If-None-Match and the like) against the upload's ETag and
+// Last-Modified; byteRange decides which Range headers it sees.
 func (s *Server) blob(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathInt(r, "uploadId")
 	if err != nil {
 		return err
 	}
-	up, rc, size, err := s.files.Blob(r.Context(), id, r.URL.Query())
+	up, f, size, err := s.files.Blob(r.Context(), id, r.URL.Query())
 	if err != nil {
 		return err
 	}
-	defer rc.Close()
+	defer f.Close()
 	h := w.Header()
 	h.Set("Content-Type", up.ContentType)
-	h.Set("Content-Length", strconv.FormatInt(size, 10))
 	h.Set("Content-Disposition", contentDisposition(up))
 	h.Set("Cache-Control", "private, no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	// Whatever the file is, a browser that opens it runs nothing of it
 	// with the service's origin.
 	h.Set("Content-Security-Policy", "sandbox")
-	w.WriteHeader(http.StatusOK)
-	if r.Method == http.MethodHead {
-		return nil
-	}
-	if _, err := io.Copy(w, rc); err != nil {
-		s.log.WarnContext(r.Context(), "download interrupted", "upload_id", id, "err", err)
+	// The bytes of an upload never change: a replacement is a new upload.
+	h.Set("ETag", uploadETag(up))
+	modified, _ := time.Parse(store.TimeFormat, up.CreatedAt)
+	file := &storedFile{ReadSeeker: f}
+	http.ServeContent(&blobWriter{ResponseWriter: w}, byteRange(r, size), "", modified, file)
+	if file.err != nil {
+		s.log.WarnContext(r.Context(), "download interrupted", "upload_id", id, "err", file.err)
 	}
 	return nil
+}
+
+// uploadETag is a strong entity tag of an upload's bytes, derived from
+// its storage key (unique per stored file) without showing it.
+func uploadETag(up store.Upload) string {
+	sum := sha256.Sum256([]byte(up.StorageKey))
+	return `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`
+}
+
+// storedFile remembers the first error of reading or seeking a stored
+// file, which http.ServeContent does not report.
+type storedFile struct {
+	io.ReadSeeker
+	err error
+}
+
+func (f *storedFile) Read(p []byte) (int, error) {
+	n, err := f.ReadSeeker.Read(p)
+	if err != nil && err != io.EOF && f.err == nil {
+		f.err = err
+	}
+	return n, err
+}
+
+func (f *storedFile) Seek(offset int64, whence int) (int64, error) {
+	n, err := f.ReadSeeker.Seek(offset, whence)
+	if err != nil && f.err == nil {
+		f.err = err
+	}
+	return n, err
+}
+
+// blobWriter keeps the headers of a download on every answer and gives
+// the refusals of http.ServeContent (412, 416, 500), which it writes as
+// plain text, the service's JSON error body.
+type blobWriter struct {
+	http.ResponseWriter
+	refused bool
+}
+
+// downloadRefusals are the answers http.ServeContent refuses with.
+var downloadRefusals = map[int]errorBody{
+	http.StatusPreconditionFailed: {Code: "precondition_failed",
+		Message: "a precondition (If-Match or If-Unmodified-Since) does not hold for this file"},
+	http.StatusRequestedRangeNotSatisfiable: {Code: "range_not_satisfiable",
+		Message: "the range starts past the end of the file; Content-Range gives its size"},
+}
+
+func (w *blobWriter) WriteHeader(status int) {
+	if status < 400 {
+		w.ResponseWriter.WriteHeader(status)
+		return
+	}
+	w.refused = true
+	body, ok := downloadRefusals[status]
+	if !ok {
+		body = errorBody{Code: errInternal.Code, Message: errInternal.Message}
+	}
+	// http.ServeContent drops these on its refusals.
+	w.Header().Set("Cache-Control", "private, no-store")
+	writeJSON(w.ResponseWriter, status, body)
+}
+
+func (w *blobWriter) Write(p []byte) (int, error) {
+	if w.refused {
+		return len(p), nil // http.ServeContent's plain-text body
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *blobWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// byteRange returns the request http.ServeContent answers, for a file of
+// size bytes. A GET's Range header asking for one byte range is kept, in
+// net/http's spelling; any other is dropped and the whole file is sent
+// (RFC 9110 §14.2 lets a server ignore Range): on HEAD (range handling is
+// defined for GET only), with a unit other than bytes, when malformed,
+// on an empty file, and when it asks for several ranges at once (no
+// multipart/byteranges answers; S3 sends whole files for them too).
+func byteRange(r *http.Request, size int64) *http.Request {
+	values := r.Header.Values("Range")
+	if len(values) == 0 {
+		return r
+	}
+	spec := ""
+	if r.Method == http.MethodGet && len(values) == 1 && size > 0 {
+		spec = singleRange(values[0], size)
+	}
+	r = r.Clone(r.Context())
+	if spec == "" {
+		r.Header.Del("Range")
+	} else {
+		r.Header.Set("Range", "bytes="+spec)
+	}
+	return r
+}
+
+// singleRange parses a Range header of one byte range (RFC 9110 §14.1.2)
+// and returns it for net/http, which answers "first-" past the end with
+// 416: so is sent a suffix of zero bytes, which RFC 9110 counts as
+// unsatisfiable and net/http would answer with an empty 206. Positions
+// too big for int64 are clamped. "" means: not one byte range.
+func singleRange(header string, size int64) string {
+	unit, set, ok := strings.Cut(header, "=")
+	if !ok || !strings.EqualFold(unit, "bytes") {
+		return ""
+	}
+	var one string
+	for _, el := range strings.Split(set, ",") {
+		el = strings.Trim(el, " \t")
+		if el == "" {
+			continue
+		}
+		if one != "" {
+			return "" // several ranges
+		}
+		one = el
+	}
+	first, last, ok := strings.Cut(one, "-")
+	if !ok {
+		return ""
+	}
+	if first == "" {
+		n, ok := position(last)
+		switch {
+		case !ok:
+			return ""
+		case n == 0:
+			return strconv.FormatInt(size, 10) + "-"
+		}
+		return "-" + strconv.FormatInt(min(n, size), 10)
+	}
+	from, ok := position(first)
+	if !ok {
+		return ""
+	}
+	if last == "" {
+		return strconv.FormatInt(from, 10) + "-"
+	}
+	to, ok := position(last)
+	if !ok || to < from {
+		return ""
+	}
+	return strconv.FormatInt(from, 10) + "-" + strconv.FormatInt(min(to, size-1), 10)
+}
+
+// position parses the digits of a byte position, saturating at the
+// largest int64.
+func position(s string) (int64, bool) {
+	if s == "" || strings.Trim(s, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return math.MaxInt64, true // only digits: too big
+	}
+	return n, true
 }
 
 func contentDisposition(up store.Upload) string { return filestore.ContentDisposition(up.Filename) }

@@ -51,6 +51,51 @@ func oauthError(desc string, headers ...string) *Response {
 	return r
 }
 
+// fileResponse is a download's answer: the file's bytes, with the headers
+// every download carries and extra ones.
+func fileResponse(desc string, extra ...string) *Response {
+	str := Schema{"type": "string"}
+	h := map[string]Header{
+		"Content-Disposition": {Description: "attachment; filename=...", Required: true, Schema: str},
+		"ETag":                {Description: "A strong entity tag of the file, for `If-Range`.", Required: true, Schema: str},
+		"Last-Modified":       {Description: "When the file was uploaded.", Schema: str},
+		"Accept-Ranges":       {Description: "`bytes`.", Schema: str},
+	}
+	for _, name := range extra {
+		h[name] = downloadHeaders[name]
+	}
+	return &Response{Description: desc, Headers: h, Content: map[string]MediaType{
+		"application/octet-stream": {Schema: Schema{"type": "string", "contentMediaType": "application/octet-stream"}}}}
+}
+
+// downloadHeaders are the headers of partial and refused downloads.
+var downloadHeaders = map[string]Header{
+	"Content-Range": {Description: "`bytes FIRST-LAST/SIZE` on 206, `bytes */SIZE` on 416.", Required: true,
+		Schema: Schema{"type": "string"}},
+}
+
+// downloadResponses are the answers of a download besides the whole file:
+// the route's errors, written out since ranges and conditions add their
+// own (see internal/httpapi blob).
+func downloadResponses() map[string]*Response {
+	errorRef := func(status int) *Response { return &Response{Ref: "#/components/responses/" + errorResponses[status]} }
+	jsonError := func(desc string) *Response {
+		return &Response{Description: desc, Content: map[string]MediaType{"application/json": {Schema: schemaRef("Error")}}}
+	}
+	unsatisfiable := jsonError("The range starts past the end of the file: `range_not_satisfiable`.")
+	unsatisfiable.Headers = map[string]Header{"Content-Range": downloadHeaders["Content-Range"]}
+	return map[string]*Response{
+		"206": fileResponse("The byte range asked for; `Content-Range` places it in the file.", "Content-Range"),
+		"304": {Description: "Not modified (`If-None-Match` or `If-Modified-Since`)."},
+		"403": errorRef(403),
+		"404": errorRef(404),
+		"412": jsonError("A precondition (`If-Match` or `If-Unmodified-Since`) does not hold: `precondition_failed`."),
+		"416": unsatisfiable,
+		"500": errorRef(500),
+		"503": errorRef(503),
+	}
+}
+
 // filesModel is the {model} of the file endpoints.
 var filesModel = Parameter{Description: "The kind of the owning record; anything else → 404.",
 	Schema: Schema{"type": "string", "enum": []string{"document", "expense"}}}
@@ -163,15 +208,23 @@ var descriptions = map[string]opDesc{
 		Errors:      []int{403}},
 	"GET /v1/files/blob/{uploadId}": {ID: "downloadFile", Tag: tagFiles, Summary: "Download a file (signed URL)",
 		Description: "The target of a signed download URL: no tenant header, no token. An expired or altered " +
-			"signature → 403 `invalid_signature`.",
+			"signature → 403 `invalid_signature`. `HEAD` answers the same headers without the body. A `Range` " +
+			"header asking for one byte range (RFC 9110 §14) → 206 with `Content-Range`; one starting past the " +
+			"end → 416 `range_not_satisfiable` with `Content-Range: bytes */SIZE`. A `Range` header that asks for " +
+			"several ranges, is malformed, names another unit or comes with `HEAD` is ignored: 200 with the whole " +
+			"file (no multipart/byteranges). `If-Range` with the `ETag` or `Last-Modified` of an earlier answer " +
+			"keeps a range only while the file is the same; `If-None-Match` and `If-Modified-Since` → 304.",
 		Params: []Parameter{
+			{Name: "tenant", In: "query", Required: true, Description: "The tenant's id.", Schema: Schema{"type": "integer"}},
 			{Name: "expires", In: "query", Required: true, Description: "Expiry, Unix seconds.", Schema: Schema{"type": "integer"}},
 			{Name: "signature", In: "query", Required: true, Description: "The signature.", Schema: Schema{"type": "string"}},
+			{Name: "Range", In: "header", Description: "One byte range, e.g. `bytes=0-1023`, `bytes=1024-` or `bytes=-500` (the last 500 bytes).",
+				Schema: Schema{"type": "string", "example": "bytes=0-1023"}},
+			{Name: "If-Range", In: "header", Description: "The `ETag` or `Last-Modified` of an earlier answer: the range only if the file is unchanged, else the whole file.",
+				Schema: Schema{"type": "string"}},
 		},
-		OK: okResp{"200", &Response{Description: "The file, with its Content-Type and a Content-Disposition naming it.",
-			Headers: map[string]Header{"Content-Disposition": {Description: "attachment; filename=...", Required: true, Schema: Schema{"type": "string"}}},
-			Content: map[string]MediaType{"application/octet-stream": {Schema: Schema{"type": "string", "contentMediaType": "application/octet-stream"}}}}},
-		Errors: []int{403}},
+		OK:        okResp{"200", fileResponse("The file, with its Content-Type and a Content-Disposition naming it.")},
+		Responses: downloadResponses()},
 
 	"POST /v1/skill-sets/{id}/apply": {ID: "applySkillSet", Tag: "SkillSet", Summary: "Apply a skill set to users",
 		Description: "Gives each user the skills of the set they lack (new or re-activated SkillAssignments), all or " +
