@@ -27,7 +27,8 @@ unknown, expired or revoked token → 401 with ` + "`WWW-Authenticate: Bearer`" 
 Resources live at ` + "`/v1/NAME`" + `: ` + "`GET`" + ` lists (a JSON array), ` + "`GET /{id}`" + ` reads, ` + "`POST`" + ` creates (201),
 ` + "`PATCH /{id}`" + ` (or ` + "`PUT`" + `, the same) changes, ` + "`DELETE /{id}`" + ` deletes and returns the deleted record.
 Every record has ` + "`id`" + ` (integer), ` + "`createdAt`" + ` and ` + "`updatedAt`" + ` (UTC, ` + "`YYYY-MM-DDTHH:mm:ss.sssZ`" + `), owned by
-the service. Declared attributes are typed and validated (400 naming the field); any other attribute
+the service. Declared attributes are typed and validated (400 naming the field); a date-time may be
+sent as any RFC 3339 date-time and is stored and returned in UTC with milliseconds. Any other attribute
 is stored and returned as sent, and can be filtered and sorted. Read-only resources answer writes
 with 405; deprecated ones answer with a ` + "`Deprecation`" + ` header.
 
@@ -37,8 +38,8 @@ with 405; deprecated ones answer with a ` + "`Deprecation`" + ` header.
   ignored. Modifiers: ` + "`<`, `<=`, `>`, `>=`, `!=`, `in`, `nin`, `startsWith`, `endsWith`, `contains`" + `, and the groups
   ` + "`or`" + ` and ` + "`and`" + `. An array value means ` + "`in`" + `; ` + "`{\"a\": null}`" + ` matches null or missing. ` + "`!=`" + ` and ` + "`nin`" + ` also
   match null or missing. Text modifiers are case-sensitive and take ` + "`%`" + ` and ` + "`_`" + ` literally.
-- ` + "`createdAt`" + ` and ` + "`updatedAt`" + ` take ` + "`YYYY-MM-DD`" + ` (a whole UTC day when matched exactly, its first
-  instant in ranges) or ` + "`YYYY-MM-DDTHH:mm:ss.sssZ`" + `.
+- ` + "`createdAt`" + `, ` + "`updatedAt`" + ` and declared date-times take ` + "`YYYY-MM-DD`" + ` (a whole UTC day when matched
+  exactly, its first instant in ranges) or any RFC 3339 date-time (` + "`Z`" + ` or an offset such as ` + "`+01:00`" + `).
 - ` + "`limit`" + ` defaults to ` + strconv.Itoa(query.DefaultLimit) + ` and is capped at ` + strconv.Itoa(query.MaxLimit) + `; ` + "`skip`" + ` skips records; ` + "`sort`" + ` is
   ` + "`attr ASC|DESC`" + ` (comma-separated, or a JSON array of such strings or ` + "`{\"attr\": \"ASC\"}`" + ` objects), ` + "`id`" + `
   breaking ties; ` + "`populate`" + ` expands reference attributes into the records they name.
@@ -115,6 +116,13 @@ const (
 	exampleTimestamp = "2026-01-05T09:30:00.000Z"
 	datePattern      = `^\d{4}-\d{2}-\d{2}$`
 	timestampPattern = `^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`
+
+	// A date-time sent: RFC 3339, any offset, 0 to 9 fractional digits.
+	exampleDateTime      = "2026-01-05T10:30:00+01:00"
+	dateTimePattern      = `^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$`
+	dayOrDateTimePattern = `^\d{4}-\d{2}-\d{2}([Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2}))?$`
+	dateTimeNote         = "Any RFC 3339 date-time is accepted (`Z` or an offset such as `+01:00`, 0 to 9 fractional digits); " +
+		"it is stored and returned in UTC with milliseconds, further digits cut off."
 )
 
 func securitySchemes() map[string]SecurityScheme {

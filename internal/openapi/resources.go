@@ -278,7 +278,12 @@ func (b *builder) listParameters(r *resource.Resource) []Parameter {
 		if a.WriteOnly {
 			continue // never stored, so never matched
 		}
-		params = append(params, filterParam(a.Name, capitalize(a.Doc), valueSchema(a)))
+		doc, schema := capitalize(a.Doc), valueSchema(a)
+		if a.Type == query.Timestamp {
+			// The declared doc is the stored form; a filter takes more.
+			doc, schema = "`YYYY-MM-DD` (the whole UTC day) or an RFC 3339 date-time", dayOrDateTime()
+		}
+		params = append(params, filterParam(a.Name, doc, schema))
 	}
 	return append(params, Parameter{Ref: "#/components/parameters/filterCreatedAt"},
 		Parameter{Ref: "#/components/parameters/filterUpdatedAt"})
@@ -305,7 +310,7 @@ func whereParam(schema string) Parameter {
 
 // listParams are the list parameters every resource shares.
 func listParams() map[string]Parameter {
-	stamp := Schema{"type": "string", "pattern": `^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}\.\d{3}Z)?$`}
+	stamp := dayOrDateTime()
 	return map[string]Parameter{
 		"where": whereParam("Where"),
 		"limit": {Name: "limit", In: "query", Description: "Maximum number of records. Above " + strconv.Itoa(query.MaxLimit) +
@@ -319,9 +324,9 @@ func listParams() map[string]Parameter {
 			Schema: Schema{"type": "string", "default": "id ASC", "examples": []string{"createdAt DESC", `["day ASC", {"id": "DESC"}]`}}},
 		"filterId": filterParam("id", "The record's id", idSchema()),
 		"filterCreatedAt": filterParam("createdAt",
-			"Creation time: `YYYY-MM-DD` (the whole UTC day) or `YYYY-MM-DDTHH:mm:ss.sssZ`", stamp),
+			"Creation time: `YYYY-MM-DD` (the whole UTC day) or an RFC 3339 date-time", stamp),
 		"filterUpdatedAt": filterParam("updatedAt",
-			"Last change: `YYYY-MM-DD` (the whole UTC day) or `YYYY-MM-DDTHH:mm:ss.sssZ`", stamp),
+			"Last change: `YYYY-MM-DD` (the whole UTC day) or an RFC 3339 date-time", stamp),
 	}
 }
 
@@ -387,6 +392,21 @@ func valueSchema(a resource.Attr) Schema {
 	return s
 }
 
+// inputSchema is the schema of a declared attribute's non-null value in
+// a create or a change: a date-time may be any RFC 3339 date-time.
+func inputSchema(a resource.Attr) Schema {
+	if a.Type != query.Timestamp {
+		return valueSchema(a)
+	}
+	return Schema{"type": "string", "format": "date-time", "pattern": dateTimePattern,
+		"examples": []string{exampleDateTime, exampleTimestamp}}
+}
+
+// dayOrDateTime is the schema of a list filter value on a date-time.
+func dayOrDateTime() Schema {
+	return Schema{"type": "string", "pattern": dayOrDateTimePattern, "examples": []string{exampleDay, exampleDateTime}}
+}
+
 // nullable lets a value schema be null too.
 func nullable(s Schema) Schema {
 	out := Schema{}
@@ -446,13 +466,13 @@ func (b *builder) resourceSchemas(r *resource.Resource) {
 	for _, a := range r.Attrs {
 		doc := capitalize(a.Doc) + "."
 		base := valueSchema(a)
-		in := base
+		in, out := inputSchema(a), base
 		if !a.Required {
-			in = nullable(base)
+			in, out = nullable(in), nullable(out)
 		}
-		in = with(in, "description", doc+refDoc(a, b.reg))
+		in = with(in, "description", doc+refDoc(a, b.reg)+inputNote(a))
+		out = with(out, "description", doc+refDoc(a, b.reg))
 		if !a.WriteOnly {
-			out := in
 			if a.Ref != "" {
 				// populate replaces the id by the record, or null.
 				out = Schema{"description": doc + refDoc(a, b.reg) + " With `populate`, the record itself (null when gone).",
@@ -530,6 +550,14 @@ func (b *builder) resourceSchemas(r *resource.Resource) {
 			"additionalProperties": false,
 		}
 	}
+}
+
+// inputNote tells how a sent value is stored, where that is not as sent.
+func inputNote(a resource.Attr) string {
+	if a.Type == query.Timestamp {
+		return " " + dateTimeNote
+	}
+	return ""
 }
 
 func openNote(r *resource.Resource) string {

@@ -466,6 +466,9 @@ func jsonValue(f Field, v any) (Value, error) {
 			return Value{Kind: KindBool, Bool: x}, nil
 		}
 	}
+	if f.Type == Timestamp {
+		return Value{}, errorf("where", "%q must be YYYY-MM-DD or %s", f.Name, TimestampHint)
+	}
 	return Value{}, errorf("where", "%q must be %s", f.Name, f.Type)
 }
 
@@ -514,10 +517,16 @@ func typed(f Field, param, s string) (Value, error) {
 			return Value{Kind: KindString, Str: s}, nil
 		}
 	case Timestamp:
-		if ValidTimestamp(s) || isDay(s) {
+		// A day stays a day (the compiler reads it as a UTC day or its
+		// first instant); a date-time is compared in its stored form.
+		if isDay(s) {
 			return Value{Kind: KindString, Str: s}, nil
 		}
-		return Value{}, errorf(param, "%q must be YYYY-MM-DD or YYYY-MM-DDTHH:mm:ss.sssZ, not %q", f.Name, s)
+		norm, err := NormalTimestamp(s)
+		if err != nil {
+			return Value{}, timestampError(f, param, s, err)
+		}
+		return Value{Kind: KindString, Str: norm}, nil
 	case Enum:
 		if slices.Contains(f.Enum, s) {
 			return Value{Kind: KindString, Str: s}, nil
@@ -536,13 +545,12 @@ func isDay(s string) bool {
 	return err == nil && len(s) == 10
 }
 
-// ValidTimestamp reports whether s is YYYY-MM-DDTHH:mm:ss.sssZ.
-func ValidTimestamp(s string) bool {
-	if len(s) != len("2006-01-02T15:04:05.000Z") {
-		return false
+// timestampError refuses a value of a date-time field, saying why.
+func timestampError(f Field, param, s string, err error) error {
+	if errors.Is(err, errForm) {
+		return errorf(param, "%q must be YYYY-MM-DD or %s, not %q", f.Name, TimestampHint, s)
 	}
-	_, err := time.Parse("2006-01-02T15:04:05.000Z", s)
-	return err == nil
+	return errorf(param, "%q: %q: %v", f.Name, s, err)
 }
 
 // parseSort reads sort parameters: "attr DIR" lists, or JSON arrays of

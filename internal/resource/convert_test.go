@@ -65,16 +65,19 @@ func measures() *resource.Resource {
 	return &resource.Resource{Name: "measures", Attrs: []resource.Attr{{Name: "hours", Type: query.Number}}}
 }
 
+// convertCase is one value of one attribute and what Apply makes of it.
+type convertCase struct {
+	res, attr string
+	json      string // the attribute's value
+	want      any    // the stored value, when accepted
+	refusal   string // a part of the message, when refused
+}
+
 // TestConvert: each attribute type's accepted values and their stored
 // form, and the values it refuses with what the message says.
 func TestConvert(t *testing.T) {
 	reg := resource.New()
-	cases := []struct {
-		res, attr string
-		json      string // the attribute's value
-		want      any    // the stored value, when accepted
-		refusal   string // a part of the message, when refused
-	}{
+	cases := []convertCase{
 		// Integers: json.Number of a whole value, stored as int64.
 		{"time-entries", "duration", `3600`, int64(3600), ""},
 		{"time-entries", "duration", `0`, int64(0), ""},
@@ -127,13 +130,6 @@ func TestConvert(t *testing.T) {
 		{"time-entries", "day", `"02.03.2026"`, nil, "must be a date YYYY-MM-DD"},
 		{"time-entries", "day", `"2026-03-02T00:00:00.000Z"`, nil, "must be a date YYYY-MM-DD"},
 		{"time-entries", "day", `20260302`, nil, "must be a date YYYY-MM-DD"},
-		// Timestamps: UTC with milliseconds.
-		{"time-entries", "startTime", `"2026-03-02T08:00:00.000Z"`, "2026-03-02T08:00:00.000Z", ""},
-		{"time-entries", "startTime", `"2026-03-02T08:00:00Z"`, nil, "must be a UTC timestamp YYYY-MM-DDTHH:mm:ss.sssZ"},
-		{"time-entries", "endTime", `"2026-03-02T09:30:00.000+01:00"`, nil, "must be a UTC timestamp"},
-		{"time-entries", "endTime", `"2026-03-02"`, nil, "must be a UTC timestamp"},
-		{"time-entries", "endTime", `"2026-03-02T25:00:00.000Z"`, nil, "must be a UTC timestamp"},
-		{"time-entries", "endTime", `1772438400000`, nil, "must be a UTC timestamp"},
 		// Enums: one of the declared strings, as spelt.
 		{"time-entries", "trackingType", `"WORKTIME"`, "WORKTIME", ""},
 		{"time-entries", "trackingType", `"work"`, nil, "must be one of WORK, WORKTIME, BREAK"},
@@ -148,6 +144,7 @@ func TestConvert(t *testing.T) {
 		{"documents", "visibleToUser", `null`, nil, ""},
 		{"measures", "hours", `null`, nil, ""},
 	}
+	cases = append(cases, dateTimeCases()...)
 	for _, c := range cases {
 		t.Run(c.res+"."+c.attr+"="+c.json, func(t *testing.T) {
 			r, ok := reg.Get(c.res)
@@ -192,6 +189,85 @@ func TestConvert(t *testing.T) {
 			}
 		})
 	}
+}
+
+// dateTimeCases: date-times are any RFC 3339 date-time, stored in UTC
+// with milliseconds (further digits cut off), and nothing else.
+func dateTimeCases() []convertCase {
+	const form = "must be an RFC 3339 date-time"
+	accepted := [][2]string{ // sent, stored
+		{"2026-03-02T08:00:00.000Z", "2026-03-02T08:00:00.000Z"},
+		{"2026-11-20T08:00:00Z", "2026-11-20T08:00:00.000Z"},             // Go's time.RFC3339
+		{"2026-03-02T08:00:00+00:00", "2026-03-02T08:00:00.000Z"},        // Python's isoformat()
+		{"2026-03-02T08:00:00.123456+00:00", "2026-03-02T08:00:00.123Z"}, // isoformat() with microseconds
+		{"2026-03-02T08:00:00-00:00", "2026-03-02T08:00:00.000Z"},        // UTC, local offset unknown
+		{"2026-03-02T09:00:00+01:00", "2026-03-02T08:00:00.000Z"},        // CET
+		{"2026-03-02T02:30:00-05:30", "2026-03-02T08:00:00.000Z"},        // a half-hour offset
+		{"2026-03-02T23:59:00+23:59", "2026-03-02T00:00:00.000Z"},        // the largest offset
+		{"2026-03-02t08:00:00z", "2026-03-02T08:00:00.000Z"},             // RFC 3339 allows lower case
+		{"2026-03-02T08:00:00.5Z", "2026-03-02T08:00:00.500Z"},           // 1 fractional digit
+		{"2026-03-02T08:00:00.25Z", "2026-03-02T08:00:00.250Z"},          // 2
+		{"2026-03-02T08:00:00.1239Z", "2026-03-02T08:00:00.123Z"},        // 4: cut, not rounded
+		{"2026-03-02T08:00:00.999999Z", "2026-03-02T08:00:00.999Z"},      // 6
+		{"2026-12-31T23:59:59.999999999Z", "2026-12-31T23:59:59.999Z"},   // 9: stays in its year
+		{"2026-03-01T23:30:00-01:00", "2026-03-02T00:30:00.000Z"},        // the next UTC day
+		{"2027-01-01T00:30:00.75+01:00", "2026-12-31T23:30:00.750Z"},     // the previous UTC year
+		{"2024-02-29T12:00:00Z", "2024-02-29T12:00:00.000Z"},             // a leap day
+		{"2016-12-31T23:59:60Z", "2016-12-31T23:59:59.999Z"},             // a leap second
+		{"2017-01-01T00:59:60.5+01:00", "2016-12-31T23:59:59.999Z"},      // the same, with an offset
+		{"0000-01-01T00:00:00Z", "0000-01-01T00:00:00.000Z"},             // the first instant stored
+		{"9999-12-31T23:59:59.9999Z", "9999-12-31T23:59:59.999Z"},        // the last
+	}
+	refused := [][2]string{ // sent, a part of the message
+		{`"2026-03-02T08:00:00"`, form},             // no offset
+		{`"2026-03-02T08:00:00.000"`, form},         // no offset
+		{`"2026-03-02"`, form},                      // a date only
+		{`"2026-03-02T08:00Z"`, form},               // no seconds
+		{`"2026-03-02 08:00:00Z"`, form},            // a space for T
+		{`"20260302T080000Z"`, form},                // ISO 8601 basic format
+		{`"+2026-03-02T08:00:00Z"`, form},           // an expanded year
+		{`"2026-03-02T08:00:00.Z"`, form},           // an empty fraction
+		{`"2026-03-02T08:00:00,5Z"`, form},          // a decimal comma
+		{`"2026-03-02T08:00:00.1234567890Z"`, form}, // 10 fractional digits
+		{`"2026-03-02T08:00:00+0100"`, form},        // an offset without colon
+		{`"2026-03-02T08:00:00+01"`, form},          // an offset without minutes
+		{`"2026-03-02T08:00:00+01:00:00"`, form},    // an offset with seconds
+		{`"2026-03-02T08:00:00+24:00"`, form},       // offset hour 24
+		{`"2026-03-02T08:00:00+01:60"`, form},       // offset minute 60
+		{`"2026-03-02T08:00:00UTC"`, form},          // a zone name
+		{`"2026-03-02T08:00:00+01:00[Europe/Berlin]"`, form},
+		{`"2026-03-02T08:00:00ZZ"`, form},
+		{`" 2026-03-02T08:00:00Z"`, form}, // leading space
+		{`"2026-03-02T08:00:00Z "`, form}, // trailing space
+		{`"2026-13-02T08:00:00Z"`, form},  // month 13
+		{`"2026-00-02T08:00:00Z"`, form},  // month 0
+		{`"2026-03-00T08:00:00Z"`, form},  // day 0
+		{`"2026-02-29T08:00:00Z"`, form},  // not a leap year
+		{`"2026-04-31T08:00:00Z"`, form},  // April has 30 days
+		{`"2026-03-02T24:00:00Z"`, form},  // hour 24
+		{`"2026-03-02T08:60:00Z"`, form},  // minute 60
+		{`"2026-03-02T08:00:61Z"`, form},  // second 61
+		{`"2026-03-02T25:00:00.000Z"`, form},
+		{`"２０２６-03-02T08:00:00Z"`, form},                      // digits other than ASCII
+		{`"2026-03-02T08:00:60Z"`, "leap second"},             // not the last minute of a day
+		{`"2016-12-30T23:59:60Z"`, "leap second"},             // not the last day of a month
+		{`"2016-12-31T23:59:60+01:00"`, "leap second"},        // 22:59:60 UTC
+		{`"0000-01-01T00:30:00+01:00"`, "years 0000 to 9999"}, // before year 0 in UTC
+		{`"9999-12-31T23:30:00-01:00"`, "years 0000 to 9999"}, // after year 9999 in UTC
+		{`1772438400000`, form},
+		{`true`, form},
+		{`["2026-03-02T08:00:00Z"]`, form},
+	}
+	var cases []convertCase
+	for i, a := range accepted {
+		attr := []string{"startTime", "endTime"}[i%2]
+		cases = append(cases, convertCase{"time-entries", attr, `"` + a[0] + `"`, a[1], ""})
+	}
+	for i, r := range refused {
+		attr := []string{"startTime", "endTime"}[i%2]
+		cases = append(cases, convertCase{"time-entries", attr, r[0], nil, r[1]})
+	}
+	return cases
 }
 
 // TestApplyMerge: a change is merged onto the stored document; the

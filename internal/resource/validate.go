@@ -127,11 +127,17 @@ func (a Attr) convert(v any) (any, string) {
 		}
 		return s, ""
 	case query.Timestamp:
+		// Stored in UTC with milliseconds, whatever offset and precision
+		// the client sent, so stored values sort and compare as text.
 		s, ok := v.(string)
-		if !ok || !query.ValidTimestamp(s) {
-			return nil, "must be a UTC timestamp YYYY-MM-DDTHH:mm:ss.sssZ"
+		if !ok {
+			return nil, "must be " + query.TimestampHint
 		}
-		return s, ""
+		norm, err := query.NormalTimestamp(s)
+		if err != nil {
+			return nil, err.Error()
+		}
+		return norm, ""
 	case query.Enum:
 		s, ok := v.(string)
 		if !ok || !slices.Contains(a.Enum, s) {
