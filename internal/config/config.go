@@ -38,6 +38,9 @@ type Config struct {
 	// ShutdownGrace is how long requests in flight may finish after
 	// SIGTERM before they are cut.
 	ShutdownGrace time.Duration
+	// CORSOrigins are origins (scheme://host[:port]) besides the tenants'
+	// own that browsers may call the API from.
+	CORSOrigins []string
 
 	// Not flags: the login brake. Each allows this many failed logins at
 	// once, then one more per refill period.
@@ -94,6 +97,21 @@ func HTTP(c *Config, fs *flag.FlagSet) {
 	durationFlag(fs, &c.RequestTimeout, "request-timeout", "end a request that makes no progress for this long (e.g. 30s)")
 	durationFlag(fs, &c.WriteIdleTimeout, "write-idle-timeout", "cut off a client that takes or sends no data for this long")
 	durationFlag(fs, &c.ShutdownGrace, "shutdown-grace", "how long requests in flight may finish after SIGTERM")
+	corsOriginsFlag(fs, c)
+}
+
+// corsOriginsFlag reads comma-separated origins, lower-cased, without a
+// trailing slash.
+func corsOriginsFlag(fs *flag.FlagSet, c *Config) {
+	fs.Func("cors-origins", "comma-separated origins (https://app.example.com) allowed to call the API from a browser, besides the tenants' own", func(s string) error {
+		c.CORSOrigins = nil
+		for _, o := range strings.Split(s, ",") {
+			if o = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(o)), "/"); o != "" {
+				c.CORSOrigins = append(c.CORSOrigins, o)
+			}
+		}
+		return nil
+	})
 }
 
 // Files is the file store and its uploads and downloads.
@@ -183,6 +201,12 @@ func (c *Config) Validate() error {
 	}{{"--request-timeout", c.RequestTimeout}, {"--write-idle-timeout", c.WriteIdleTimeout}, {"--shutdown-grace", c.ShutdownGrace}} {
 		if d.v <= 0 {
 			problems = append(problems, d.flag+" must be positive")
+		}
+	}
+	for _, o := range c.CORSOrigins {
+		if u, err := url.Parse(o); err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" ||
+			u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+			problems = append(problems, "--cors-origins: "+strconv.Quote(o)+" is not an origin such as https://app.example.com")
 		}
 	}
 	if c.MetricsAddr != "" && c.MetricsAddr == c.Addr {

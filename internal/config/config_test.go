@@ -310,7 +310,7 @@ func TestGroups(t *testing.T) {
 		flags []string
 	}{
 		{"Database", config.Database, []string{"database"}},
-		{"HTTP", config.HTTP, []string{"addr", "base-domain", "metrics-addr", "request-timeout", "write-idle-timeout", "shutdown-grace"}},
+		{"HTTP", config.HTTP, []string{"addr", "base-domain", "metrics-addr", "request-timeout", "write-idle-timeout", "shutdown-grace", "cors-origins"}},
 		{"Files", config.Files, []string{"files", "public-url", "url-secret", "max-upload-bytes"}},
 		{"Quota", config.Quota, []string{"tenant-storage-bytes"}},
 		{"Limits", config.Limits, []string{"redis", "file-rate"}},
@@ -355,5 +355,42 @@ func TestGroups(t *testing.T) {
 	}
 	if err := config.Parse(fs, []string{"--redis", "redis://cache"}, func(string) string { return "" }); err == nil {
 		t.Error("--redis accepted by a flag set without the Limits group")
+	}
+}
+
+func TestCORSOrigins(t *testing.T) {
+	for _, c := range []struct {
+		value string
+		want  []string // nil with bad: refused by Validate
+		bad   bool
+	}{
+		{value: "https://app.example.com", want: []string{"https://app.example.com"}},
+		{value: " https://App.Example.com/ , http://localhost:3000,", want: []string{"https://app.example.com", "http://localhost:3000"}},
+		{value: "https://app.example.com/path", bad: true},
+		{value: "app.example.com", bad: true},
+		{value: "ftp://app.example.com", bad: true},
+		{value: "https://user@app.example.com", bad: true},
+		{value: "https://app.example.com?x=1", bad: true},
+		{value: "*", bad: true},
+	} {
+		for _, how := range []string{"flag", "env"} {
+			var cfg config.Config
+			var err error
+			if how == "flag" {
+				cfg, err = parse([]string{"--cors-origins", c.value}, nil)
+			} else {
+				cfg, err = parse(nil, map[string]string{"PLANWERK_CORS_ORIGINS": c.value})
+			}
+			if err != nil {
+				t.Fatalf("%s %q: %v", how, c.value, err)
+			}
+			err = cfg.Validate()
+			switch {
+			case c.bad && (err == nil || !strings.Contains(err.Error(), "--cors-origins")):
+				t.Errorf("%s %q: Validate = %v, want an error naming --cors-origins", how, c.value, err)
+			case !c.bad && (err != nil || !reflect.DeepEqual(cfg.CORSOrigins, c.want)):
+				t.Errorf("%s %q: %q, %v; want %q", how, c.value, cfg.CORSOrigins, err, c.want)
+			}
+		}
 	}
 }

@@ -173,7 +173,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	a := errorFor(err)
 	s.logFailure(r, a, err)
 	if a.status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="planwerk"`)
+		challenge := `Bearer realm="planwerk"`
+		if bearerPresented(r) {
+			challenge += `, error="invalid_token"` // RFC 6750 §3.1
+		}
+		w.Header().Set("WWW-Authenticate", challenge)
 	}
 	if a.RetryAfter > 0 {
 		w.Header().Set("Retry-After", retryAfterSeconds(a.RetryAfter))

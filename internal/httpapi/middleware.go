@@ -194,3 +194,10 @@ func bearerToken(r *http.Request) (string, bool) {
 	token = strings.TrimSpace(token)
 	return token, token != ""
 }
+
+// bearerPresented reports whether the request presents a bearer token,
+// well-formed or not: its Authorization header names the Bearer scheme.
+func bearerPresented(r *http.Request) bool {
+	scheme, _, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	return strings.EqualFold(scheme, "Bearer")
+}

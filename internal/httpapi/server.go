@@ -47,6 +47,9 @@ type Config struct {
 	// TenantRequests is how many requests of one tenant are in progress
 	// at once; more wait for a free slot.
 	TenantRequests int
+	// CORSOrigins are the origins besides the tenants' own whose browser
+	// requests get CORS headers (lower case, scheme://host[:port]).
+	CORSOrigins []string
 }
 
 // Deps are the parts the HTTP edge talks to.
@@ -155,7 +158,9 @@ func New(cfg Config, d Deps) *Server {
 	}
 	slices.Sort(s.methods)
 	s.mux.Handle(unmatchedPattern, http.HandlerFunc(s.unmatched))
-	s.handler = s.observe(s.limitBody(http.HandlerFunc(s.dispatch)))
+	// Preflights are answered before anything counts the request against
+	// a tenant; answers are compressed as the handlers write them.
+	s.handler = s.observe(s.cors(s.compress(s.limitBody(http.HandlerFunc(s.dispatch)))))
 	return s
 }
 
