@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"planwerk/internal/query"
 )
 
 // TimeFormat is the wire and storage format of record timestamps. Being
 // fixed-width UTC, its strings sort in time order on both engines.
-const TimeFormat = "2006-01-02T15:04:05.000Z"
+const TimeFormat = query.TimestampLayout
 
 // Timestamp formats t for storage.
 func Timestamp(t time.Time) string { return t.UTC().Format(TimeFormat) }
