@@ -214,7 +214,10 @@ func (b *builder) common() {
 	}
 
 	// The list query language.
-	c.Schemas["Scalar"] = Schema{"description": "A criteria value.", "type": []string{"string", "number", "boolean", "null"}}
+	// An anyOf rather than a type list: ogen reads no type list of
+	// more than one type besides null.
+	c.Schemas["Scalar"] = Schema{"description": "A criteria value: a string, number, boolean or null.",
+		"anyOf": []Schema{{"type": "string"}, {"type": "number"}, {"type": "boolean"}, {"type": "null"}}}
 	modifiers := func(contains bool) Schema {
 		props := map[string]Schema{
 			"<":          symbolic("Lt", "less than"),

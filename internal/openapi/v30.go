@@ -16,6 +16,8 @@ const Version30 = "3.0.3"
 //     null leaves the enum (3.0 marks nullability with nullable alone);
 //     several non-null types become an anyOf of the types, the first
 //     of which is nullable;
+//   - an anyOf or oneOf alternative of type null leaves, and the first
+//     other alternative is nullable;
 //   - examples becomes example (its first entry), const a one-value enum;
 //   - contentMediaType becomes format: binary;
 //   - info.summary, which 3.0 does not have, joins the description.
@@ -138,6 +140,20 @@ func schema30(s map[string]any) {
 	for _, k := range []string{"items", "additionalProperties", "not"} {
 		if sub, ok := s[k].(map[string]any); ok {
 			schema30(sub)
+		}
+	}
+	for _, k := range []string{"anyOf", "oneOf"} {
+		// An alternative of type null: the first other one is nullable.
+		list, _ := s[k].([]any)
+		rest := slices.DeleteFunc(slices.Clone(list), func(v any) bool {
+			m, _ := v.(map[string]any)
+			return len(m) == 1 && m["type"] == "null"
+		})
+		if len(rest) < len(list) && len(rest) > 0 {
+			if first, _ := rest[0].(map[string]any); first["type"] != nil {
+				first["nullable"] = true
+			}
+			s[k] = rest
 		}
 	}
 	for _, k := range []string{"allOf", "anyOf", "oneOf"} {
