@@ -58,14 +58,21 @@ const docsCSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe
 	"font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; base-uri 'none'; form-action 'none'; " +
 	"frame-ancestors 'none'"
 
-// docsRoutes registers GET /v1/openapi.json and GET /docs. It runs last, so
+// docsRoutes registers GET /v1/openapi.json, its 3.0 rendition and GET /docs. It runs last, so
 // the document it generates once here, from the registry and the complete
 // route table (these routes included), describes every route.
 func (s *Server) docsRoutes() {
-	var doc *docsFile // set below, before the server answers anything
+	var doc *openapiFiles // set below, before the server answers anything
 	s.route("GET /v1/openapi.json", Public, s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Cache-Control", "no-cache")
-		doc.serve(w, r, "application/json; charset=utf-8")
+		doc.v31.serve(w, r, "application/json; charset=utf-8")
+		return nil
+	}))
+	// The same document in OpenAPI 3.0's dialect, for client generators
+	// that do not read 3.1.
+	s.route("GET /v1/openapi-3.0.json", Public, s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		w.Header().Set("Cache-Control", "no-cache")
+		doc.v30.serve(w, r, "application/json; charset=utf-8")
 		return nil
 	}))
 	s.route("GET /docs", Public, s.handle(func(w http.ResponseWriter, _ *http.Request) error {
@@ -86,11 +93,14 @@ func (s *Server) docsRoutes() {
 
 // openapiDocs caches generated documents by what they are generated from,
 // so processes that start many servers (tests) generate each only once.
-var openapiDocs sync.Map // fingerprint → *docsFile
+var openapiDocs sync.Map // fingerprint → *openapiFiles
+
+// openapiFiles are the OpenAPI document and its 3.0 rendition.
+type openapiFiles struct{ v31, v30 *docsFile }
 
 // openapiDocument generates the OpenAPI document of the registry and the
-// route table.
-func (s *Server) openapiDocument() *docsFile {
+// route table, and its 3.0 rendition.
+func (s *Server) openapiDocument() *openapiFiles {
 	routes := s.Routes()
 	table := make([]openapi.Route, len(routes))
 	var key strings.Builder
@@ -102,14 +112,23 @@ func (s *Server) openapiDocument() *docsFile {
 		fmt.Fprintf(&key, "%+v\n", *r)
 	}
 	if f, ok := openapiDocs.Load(key.String()); ok {
-		return f.(*docsFile)
+		return f.(*openapiFiles)
 	}
-	out, err := openapi.Build(s.reg, table).JSON()
+	doc := openapi.Build(s.reg, table)
+	out, err := doc.JSON()
 	if err != nil {
 		panic(fmt.Sprintf("httpapi: OpenAPI document: %v", err)) // a programming error, seen by every test
 	}
-	f, _ := openapiDocs.LoadOrStore(key.String(), newDocsFile(out))
-	return f.(*docsFile)
+	doc30, err := doc.OpenAPI30()
+	if err != nil {
+		panic(fmt.Sprintf("httpapi: OpenAPI 3.0 document: %v", err))
+	}
+	out30, err := doc30.JSON()
+	if err != nil {
+		panic(fmt.Sprintf("httpapi: OpenAPI 3.0 document: %v", err))
+	}
+	f, _ := openapiDocs.LoadOrStore(key.String(), &openapiFiles{v31: newDocsFile(out), v30: newDocsFile(out30)})
+	return f.(*openapiFiles)
 }
 
 func openapiAuth(a Auth) openapi.Auth {

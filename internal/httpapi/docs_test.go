@@ -63,7 +63,8 @@ var docMethods = []string{"POST", "GET", "PATCH", "PUT", "DELETE"}
 
 // TestDocsRoutesDocumented: every registered route is in the served
 // document with its method, and the document has no other operations than
-// the routes and the 405 answers of read-only resources.
+// the routes: the writes of read-only resources, which only answer 405,
+// are not documented.
 func TestDocsRoutesDocumented(t *testing.T) {
 	c, _ := docStart(t)
 	_, doc := docFetch(t, c)
@@ -81,17 +82,14 @@ func TestDocsRoutesDocumented(t *testing.T) {
 		}
 	}
 	for path, item := range doc.Paths.Map() {
-		for method, op := range item.Operations() {
-			if routed[method+" "+path] {
-				continue
-			}
-			if op.Responses.Len() != 1 || op.Responses.Status(405) == nil {
+		for method := range item.Operations() {
+			if !routed[method+" "+path] {
 				t.Errorf("%s %s is documented but not routed", method, path)
 			}
 		}
 	}
-	for _, want := range []string{"GET /v1/openapi.json", "GET /docs", "POST /oauth2/token", "GET /v1/project-days",
-		"GET /v1/project-days/{id}"} {
+	for _, want := range []string{"GET /v1/openapi.json", "GET /v1/openapi-3.0.json", "GET /docs", "POST /oauth2/token",
+		"GET /v1/project-days", "GET /v1/project-days/{id}"} {
 		if !routed[want] {
 			t.Errorf("%s is not routed", want)
 		}

@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"strconv"
+	"strings"
 
 	"planwerk/internal/query"
 )
@@ -91,7 +92,6 @@ var errorResponses = map[int]string{
 	401: "Unauthorized",
 	403: "Forbidden",
 	404: "NotFound",
-	405: "MethodNotAllowed",
 	408: "RequestTimeout",
 	409: "Conflict",
 	413: "PayloadTooLarge",
@@ -162,6 +162,7 @@ func (b *builder) common() {
 	}
 
 	for name, p := range listParams() {
+		name = "list" + strings.ToUpper(name[:1]) + name[1:]
 		c.Parameters[name] = p
 	}
 
@@ -169,7 +170,6 @@ func (b *builder) common() {
 		Schema: Schema{"type": "integer", "minimum": 1}}
 	c.Headers["WWW-Authenticate"] = Header{Description: "`Bearer realm=\"planwerk\"`.", Required: true,
 		Schema: Schema{"type": "string"}}
-	c.Headers["Allow"] = Header{Description: "The methods the path allows.", Schema: Schema{"type": "string"}}
 	c.Headers["Deprecation"] = Header{Description: "RFC 9745: the resource is deprecated, since the given date (`@UNIX-SECONDS`).",
 		Required: true, Schema: Schema{"type": "string"}}
 	c.Headers["Location"] = Header{Description: "The path of the created record.", Required: true, Schema: Schema{"type": "string"}}
@@ -195,49 +195,44 @@ func (b *builder) common() {
 			"message": {"type": "string"},
 		},
 	}
-	errorResponse := func(desc string, headers ...string) *Response {
-		r := &Response{Description: desc, Content: map[string]MediaType{"application/json": {Schema: schemaRef("Error")}}}
-		for _, h := range headers {
-			if r.Headers == nil {
-				r.Headers = map[string]Header{}
-			}
-			r.Headers[h] = Header{Ref: "#/components/headers/" + h}
-		}
-		return r
-	}
-	c.Responses["BadRequest"] = errorResponse("Malformed request: a missing or unknown tenant (`tenant_required`, " +
-		"`unknown_tenant`, `tenant_mismatch`), invalid JSON, an invalid field (`problems` names it) or an invalid list query.")
-	c.Responses["Unauthorized"] = errorResponse("The bearer token is missing, unknown, expired, revoked or of another tenant.", "WWW-Authenticate")
-	c.Responses["Forbidden"] = errorResponse("The caller may not do this (for example a member writing another user's records, " +
-		"or a change on an approved project day: `day_approved`).")
-	c.Responses["NotFound"] = errorResponse("No such record in the tenant, or the caller may not see it.")
-	c.Responses["MethodNotAllowed"] = errorResponse("The path does not allow the method.", "Allow")
-	c.Responses["Conflict"] = errorResponse("The record conflicts with an existing one.")
-	c.Responses["PayloadTooLarge"] = errorResponse("The request body is too large (`body_too_large`).")
-	c.Responses["URITooLong"] = errorResponse("The query string is too long (`query_too_long`).")
-	c.Responses["UnsupportedMediaType"] = errorResponse("The body is not JSON (`unsupported_media_type`).")
-	c.Responses["TooManyRequests"] = errorResponse("Rate limit hit (`rate_limited`), or the account has as many requests "+
+	c.Responses["BadRequest"] = errorAnswer("Malformed request: a missing or unknown tenant (`tenant_required`, " +
+		"`unknown_tenant`, `tenant_mismatch`), a body that is not valid JSON (`invalid_json`), cannot be read (`invalid_body`) " +
+		"or is nested too deeply (`too_deep`), an invalid field (`invalid`; `problems` names it) or an invalid list query " +
+		"(`invalid_query`).")
+	c.Responses["Unauthorized"] = errorAnswer("The bearer token is missing, unknown, expired, revoked or of another tenant "+
+		"(`unauthorized`).", "WWW-Authenticate")
+	c.Responses["Forbidden"] = errorAnswer("The caller may not do this (`forbidden`: for example a member writing another user's " +
+		"records), or a WORK time entry on an approved project day (`day_approved`).")
+	c.Responses["NotFound"] = errorAnswer("No such record in the tenant, or the caller may not see it (`not_found`).")
+	c.Responses["Conflict"] = errorAnswer("The record conflicts with an existing one (`conflict`).")
+	c.Responses["PayloadTooLarge"] = errorAnswer("The request body is too large (`body_too_large`).")
+	c.Responses["URITooLong"] = errorAnswer("The query string is too long (`query_too_long`).")
+	c.Responses["UnsupportedMediaType"] = errorAnswer("The body is not JSON (`unsupported_media_type`).")
+	c.Responses["TooManyRequests"] = errorAnswer("Rate limit hit (`rate_limited`), or the account has as many requests "+
 		"waiting for their turn as it may (`too_many_requests`); retry after the given seconds.", "Retry-After")
-	c.Responses["InternalError"] = errorResponse("Server error (`internal_error`); the details are only logged.")
-	c.Responses["RequestTimeout"] = errorResponse("The request body stopped arriving (`body_timeout`).")
-	c.Responses["ServiceUnavailable"] = errorResponse("A dependency cannot be reached or answers too slowly "+
+	c.Responses["InternalError"] = errorAnswer("Server error (`internal_error`); the details are only logged.")
+	c.Responses["RequestTimeout"] = errorAnswer("The request body stopped arriving (`body_timeout`).")
+	c.Responses["ServiceUnavailable"] = errorAnswer("A dependency cannot be reached or answers too slowly "+
 		"(`database_unavailable`, `file_store_unavailable`), or the request waited too long for its turn (`overloaded`); "+
 		"retry after the given seconds.", "Retry-After")
-	c.Responses["InsufficientStorage"] = errorResponse("A disk is full (`insufficient_storage`); retry after the given seconds.", "Retry-After")
+	c.Responses["InsufficientStorage"] = errorAnswer("A disk is full (`insufficient_storage`); retry after the given seconds.", "Retry-After")
 
 	for name, s := range operationSchemas() {
 		c.Schemas[name] = s
 	}
 
 	// The list query language.
-	c.Schemas["Scalar"] = Schema{"description": "A criteria value.", "type": []string{"string", "number", "boolean", "null"}}
+	// An anyOf rather than a type list: ogen reads no type list of
+	// more than one type besides null.
+	c.Schemas["Scalar"] = Schema{"description": "A criteria value: a string, number, boolean or null.",
+		"anyOf": []Schema{{"type": "string"}, {"type": "number"}, {"type": "boolean"}, {"type": "null"}}}
 	modifiers := func(contains bool) Schema {
 		props := map[string]Schema{
-			"<":          {"$ref": "#/components/schemas/Scalar", "description": "less than"},
-			"<=":         {"$ref": "#/components/schemas/Scalar", "description": "less than or equal"},
-			">":          {"$ref": "#/components/schemas/Scalar", "description": "greater than"},
-			">=":         {"$ref": "#/components/schemas/Scalar", "description": "greater than or equal"},
-			"!=":         {"$ref": "#/components/schemas/Scalar", "description": "not equal; also matches null or missing"},
+			"<":          symbolic("Lt", "less than"),
+			"<=":         symbolic("Lte", "less than or equal"),
+			">":          symbolic("Gt", "greater than"),
+			">=":         symbolic("Gte", "greater than or equal"),
+			"!=":         symbolic("Ne", "not equal; also matches null or missing"),
 			"in":         {"type": "array", "items": schemaRef("Scalar"), "description": "any of; `[]` matches nothing"},
 			"nin":        {"type": "array", "items": schemaRef("Scalar"), "description": "none of; also matches null or missing; `[]` matches everything"},
 			"startsWith": {"type": "string", "description": "case-sensitive prefix"},
@@ -272,6 +267,43 @@ func (b *builder) common() {
 		"additionalProperties": schemaRef("Criterion"),
 		"examples":             []any{map[string]any{"day": map[string]any{">=": "2026-01-01", "<": "2026-02-01"}}},
 	}
+}
+
+// symbolic is a modifier whose name is an operator: the generators' name
+// extensions give its field a name (oapi-codegen's x-go-name, ogen's
+// x-ogen-name), where deriving one from "<" would leave it empty.
+func symbolic(name, doc string) Schema {
+	return Schema{"$ref": "#/components/schemas/Scalar", "description": doc, "x-go-name": name, "x-ogen-name": name}
+}
+
+// errorAnswer is an error response: the Error schema, and headers.
+func errorAnswer(desc string, headers ...string) *Response {
+	return answer("Error", desc, headers...)
+}
+
+// answer is a JSON response of a schema, with headers.
+func answer(schema, desc string, headers ...string) *Response {
+	r := &Response{Description: desc, Content: map[string]MediaType{"application/json": {Schema: schemaRef(schema)}}}
+	for _, h := range headers {
+		if r.Headers == nil {
+			r.Headers = map[string]Header{}
+		}
+		r.Headers[h] = Header{Ref: "#/components/headers/" + h}
+	}
+	return r
+}
+
+// errorResponse is a shared error response with an operation's own
+// description (its error codes).
+func errorResponse(desc string, shared *Response) *Response {
+	r := errorAnswer(desc)
+	for k, v := range shared.Headers {
+		if r.Headers == nil {
+			r.Headers = map[string]Header{}
+		}
+		r.Headers[k] = v
+	}
+	return r
 }
 
 func criterion(modifiers string) Schema {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"planwerk/internal/resource"
@@ -385,6 +386,9 @@ func (b *builder) route(rt Route) {
 		}
 	} else {
 		b.errors(op, rt.Auth, len(pathParams(rt.Path)) > 0, d.Errors...)
+		for status, desc := range d.Refusals {
+			op.Responses[strconv.Itoa(status)] = errorResponse(desc, b.doc.Components.Responses[errorResponses[status]])
+		}
 	}
 	op.Responses[d.OK.status] = d.OK.response
 	b.add(rt.Method, rt.Path, op)

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,41 +59,63 @@ func build(t *testing.T) ([]byte, *openapi.Document, *testenv.Server) {
 	return out, doc, srv
 }
 
-// TestOpenAPIGolden compares the document with testdata/openapi.json (run
-// with -update to accept a change) and with what the server serves.
+// TestOpenAPIGolden compares the document and its 3.0 rendition with
+// testdata/openapi.json and testdata/openapi-3.0.json (run with -update to
+// accept a change) and with what the server serves.
 func TestOpenAPIGolden(t *testing.T) {
-	out, _, srv := build(t)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+	out, doc, srv := build(t)
+	out30 := render30(t, doc)
+	for _, f := range []struct {
+		golden, path string
+		out          []byte
+	}{{golden, "/v1/openapi.json", out}, {golden30, "/v1/openapi-3.0.json", out30}} {
+		if *update {
+			if err := os.MkdirAll(filepath.Dir(f.golden), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(f.golden, f.out, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(f.golden)
+		if err != nil {
+			t.Fatalf("%v (run go test ./internal/openapi -run OpenAPIGolden -update)", err)
+		}
+		if !bytes.Equal(f.out, want) {
+			t.Errorf("the document differs from %s; if the change is intended, run go test ./internal/openapi -run OpenAPIGolden -update\n%s",
+				f.golden, firstDifference(want, f.out))
+		}
+		resp, err := http.Get(srv.URL + f.path)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(golden, out, 0o644); err != nil {
+		served, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
 			t.Fatal(err)
 		}
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+			t.Fatalf("GET %s: %d %s", f.path, resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		if !bytes.Equal(served, f.out) {
+			t.Errorf("the served %s differs from the generated one\n%s", f.path, firstDifference(f.out, served))
+		}
 	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/openapi -run OpenAPIGolden -update)", err)
-	}
-	if !bytes.Equal(out, want) {
-		t.Errorf("the document differs from %s; if the change is intended, run go test ./internal/openapi -run OpenAPIGolden -update\n%s",
-			golden, firstDifference(want, out))
-	}
-	resp, err := http.Get(srv.URL + "/v1/openapi.json")
+}
+
+const golden30 = "testdata/openapi-3.0.json"
+
+func render30(t *testing.T, doc *openapi.Document) []byte {
+	t.Helper()
+	d30, err := doc.OpenAPI30()
 	if err != nil {
 		t.Fatal(err)
 	}
-	served, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	out, err := d30.JSON()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		t.Fatalf("GET /v1/openapi.json: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
-	}
-	if !bytes.Equal(served, out) {
-		t.Errorf("the served document differs from the generated one\n%s", firstDifference(out, served))
-	}
+	return out
 }
 
 func firstDifference(want, got []byte) string {
@@ -164,15 +187,168 @@ func TestOpenAPIKinValidation(t *testing.T) {
 	if !doc.IsOpenAPI31OrLater() || doc.OpenAPI != "3.1.0" {
 		t.Fatalf("openapi = %q", doc.OpenAPI)
 	}
-	if err := doc.Validate(context.Background(),
+	if err := kinValidate(doc); err != nil {
+		t.Fatalf("kin-openapi: the document is not valid:\n%v", err)
+	}
+}
+
+// TestOpenAPI30Validation validates the 3.0 rendition with kin-openapi,
+// whose home dialect it is, and checks that none of 3.1's spellings is
+// left in it.
+func TestOpenAPI30Validation(t *testing.T) {
+	_, doc, _ := build(t)
+	out := render30(t, doc)
+	d := kinLoad(t, out)
+	if d.OpenAPI != "3.0.3" {
+		t.Fatalf("openapi = %q", d.OpenAPI)
+	}
+	if err := kinValidate(d); err != nil {
+		t.Fatalf("kin-openapi: the 3.0 rendition is not valid:\n%v", err)
+	}
+	var raw any
+	if err := json.Unmarshal(out, &raw); err != nil {
+		t.Fatal(err)
+	}
+	walk(raw, "", func(path string, m map[string]any) {
+		if _, ok := m["type"].([]any); ok {
+			t.Errorf("%s: type list in 3.0", path)
+		}
+		if m["type"] == "null" {
+			t.Errorf("%s: type null in 3.0", path)
+		}
+		for _, k := range []string{"examples", "const", "contentMediaType"} {
+			if _, ok := m[k]; ok && !strings.Contains(path, "/properties/"+k) && !strings.HasSuffix(path, "/content/application/json") {
+				if _, isSchema := m["type"]; isSchema {
+					t.Errorf("%s: %s in 3.0", path, k)
+				}
+			}
+		}
+	})
+}
+
+// walk calls f with every object of a decoded JSON value and its path.
+func walk(v any, path string, f func(string, map[string]any)) {
+	switch x := v.(type) {
+	case map[string]any:
+		f(path, x)
+		for k, e := range x {
+			walk(e, path+"/"+k, f)
+		}
+	case []any:
+		for i, e := range x {
+			walk(e, path+"/"+strconv.Itoa(i), f)
+		}
+	}
+}
+
+// TestOpenAPIGeneratorFriendly checks what made generated clients fail:
+// schema names that generators use for their own types, enums holding
+// null (3.0), parameters with content instead of a plain schema, property
+// names that yield no identifier without a name extension, and references
+// typed as "the id or the record".
+func TestOpenAPIGeneratorFriendly(t *testing.T) {
+	out, doc, _ := build(t)
+	reserved := map[string]bool{"Client": true, "ClientInterface": true, "ClientWithResponses": true,
+		"ClientWithResponsesInterface": true, "ClientOption": true, "HttpRequestDoer": true, "RequestEditorFn": true,
+		"Server": true, "Handler": true, "Invoker": true, "Option": true, "ServerOption": true, "ClientOption ": true,
+		"SecuritySource": true, "SecurityHandler": true, "Labeler": true, "UnimplementedHandler": true}
+	ops := map[string]bool{}
+	for _, item := range doc.Paths {
+		for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+			if op := item.Operation(m); op != nil {
+				id := strings.ToUpper(op.OperationID[:1]) + op.OperationID[1:]
+				for _, suffix := range []string{"Response", "Params", "JSONRequestBody", "JSONBody", "FormdataRequestBody",
+					"FormdataBody", "MultipartRequestBody", "MultipartBody", "Res", "Req", "OK", "Created"} {
+					ops[id+suffix] = true
+				}
+			}
+		}
+	}
+	for name := range doc.Components.Schemas {
+		if reserved[name] || ops[name] {
+			t.Errorf("schema %s has a name generated clients use for their own types", name)
+		}
+	}
+	// oapi-codegen makes a type of every component: their names must differ.
+	kinds := map[string]string{}
+	seen := func(kind, name string) {
+		n := strings.ToUpper(name[:1]) + name[1:]
+		if k, ok := kinds[n]; ok {
+			t.Errorf("%s %s and %s %s make the same type name", kind, name, k, n)
+		}
+		kinds[n] = kind
+	}
+	for name := range doc.Components.Schemas {
+		seen("schema", name)
+	}
+	for name := range doc.Components.Parameters {
+		seen("parameter", name)
+	}
+	for name := range doc.Components.Responses {
+		seen("response", name)
+	}
+	d30, err := doc.OpenAPI30()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw30, err := d30.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v30 any
+	if err := json.Unmarshal(raw30, &v30); err != nil {
+		t.Fatal(err)
+	}
+	walk(v30, "", func(path string, m map[string]any) {
+		if e, ok := m["enum"].([]any); ok && slices.Contains(e, nil) {
+			t.Errorf("3.0 %s: enum holds null", path)
+		}
+	})
+	var raw any
+	if err := json.Unmarshal(out, &raw); err != nil {
+		t.Fatal(err)
+	}
+	ident := regexp.MustCompile(`[A-Za-z0-9]`)
+	walk(raw, "", func(path string, m map[string]any) {
+		if props, ok := m["properties"].(map[string]any); ok && !strings.HasSuffix(path, "/properties") {
+			for name, p := range props {
+				if pm, _ := p.(map[string]any); !ident.MatchString(name) && (pm["x-go-name"] == nil || pm["x-ogen-name"] == nil) {
+					t.Errorf("%s: property %q has no name extensions", path, name)
+				}
+			}
+		}
+		if _, ok := m["anyOf"]; ok && strings.Contains(path, "/properties/") {
+			t.Errorf("%s: a property is a union", path)
+		}
+	})
+	for name, p := range doc.Components.Parameters {
+		if p.Content != nil {
+			t.Errorf("parameter %s has content", name)
+		}
+	}
+	for path, item := range doc.Paths {
+		for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+			if op := item.Operation(m); op != nil {
+				for _, p := range op.Parameters {
+					if p.Content != nil {
+						t.Errorf("%s %s: parameter %s has content", m, path, p.Name)
+					}
+				}
+			}
+		}
+	}
+}
+
+// kinValidate validates a document with formats, patterns, defaults and
+// examples checked.
+func kinValidate(doc *openapi3.T) error {
+	return doc.Validate(context.Background(),
 		openapi3.EnableSchemaFormatValidation(),
 		openapi3.EnableSchemaPatternValidation(),
 		openapi3.EnableSchemaDefaultsValidation(),
 		openapi3.EnableExamplesValidation(),
 		openapi3.EnableMultiError(),
-	); err != nil {
-		t.Fatalf("kin-openapi: the document is not valid:\n%v", err)
-	}
+	)
 }
 
 func kinLoad(t *testing.T, data []byte) *openapi3.T {
@@ -212,7 +388,7 @@ func TestOpenAPIContents(t *testing.T) {
 
 	// Error responses and the Error schema.
 	for status, name := range map[string]string{"400": "BadRequest", "401": "Unauthorized", "403": "Forbidden",
-		"404": "NotFound", "405": "MethodNotAllowed", "409": "Conflict", "413": "PayloadTooLarge",
+		"404": "NotFound", "409": "Conflict", "413": "PayloadTooLarge",
 		"429": "TooManyRequests", "500": "InternalError"} {
 		r := doc.Components.Responses[name]
 		if r == nil || r.Content["application/json"].Schema["$ref"] != "#/components/schemas/Error" {
@@ -242,7 +418,7 @@ func TestOpenAPIContents(t *testing.T) {
 				p = doc.Components.Parameters[strings.TrimPrefix(p.Ref, "#/components/parameters/")]
 			}
 			names[p.Name] = true
-			if p.Name == "where" && r.DeclaredOnly && p.Content["application/json"].Schema["$ref"] != "#/components/schemas/"+r.Model+"Where" {
+			if p.Name == "where" && r.DeclaredOnly && (p.Schema["type"] != "string" || !strings.Contains(p.Description, "`"+r.Model+"Where`")) {
 				t.Errorf("%s list: where = %+v", r.Name, p)
 			}
 		}
@@ -267,7 +443,7 @@ func TestOpenAPIContents(t *testing.T) {
 		if base.Get.Deprecated != r.Deprecated || one.Get.Deprecated != r.Deprecated {
 			t.Errorf("%s: deprecated = %v, want %v", r.Name, base.Get.Deprecated, r.Deprecated)
 		}
-		schema := doc.Components.Schemas[r.Model]
+		schema := doc.Components.Schemas[openapi.SchemaName(r.Model)]
 		if schema == nil || schema["additionalProperties"] != !r.DeclaredOnly {
 			t.Errorf("%s: schema %v", r.Name, schema)
 		}
@@ -276,11 +452,11 @@ func TestOpenAPIContents(t *testing.T) {
 		}
 		for _, op := range []*openapi.Operation{base.Post, one.Patch, one.Put, one.Delete} {
 			switch {
-			case op == nil:
+			case r.ReadOnly && op != nil:
+				t.Errorf("%s is read-only: %s is documented", r.Name, op.OperationID)
+			case !r.ReadOnly && op == nil:
 				t.Errorf("%s: a write is not documented", r.Name)
-			case r.ReadOnly && (len(op.Responses) != 1 || op.Responses["405"] == nil):
-				t.Errorf("%s is read-only: %s answers %v", r.Name, op.OperationID, op.Responses)
-			case !r.ReadOnly && op.Responses["405"] != nil:
+			case op != nil && op.Responses["405"] != nil:
 				t.Errorf("%s: %s documents 405", r.Name, op.OperationID)
 			}
 		}
@@ -297,9 +473,25 @@ func TestOpenAPIContents(t *testing.T) {
 		t.Errorf("ProjectDayWhere = %v", where)
 	}
 	// References name their target's schema.
+	// References are ids; populate says what they become.
 	te := raw["components"].(map[string]any)["schemas"].(map[string]any)["TimeEntry"].(map[string]any)
-	if !strings.Contains(jsonString(te["properties"].(map[string]any)["project"]), `"#/components/schemas/Project"`) {
-		t.Errorf("TimeEntry.project = %v", te["properties"].(map[string]any)["project"])
+	if got := jsonString(te["properties"].(map[string]any)["project"].(map[string]any)["type"]); got != `["integer","null"]` {
+		t.Errorf("TimeEntry.project type = %s", got)
+	}
+	for _, p := range doc.Paths["/v1/time-entries"].Get.Parameters {
+		if p.Name == "populate" && (p.Schema["type"] != "string" || !strings.Contains(p.Description, "(schema `Project`)")) {
+			t.Errorf("time-entries populate = %+v", p)
+		}
+	}
+	// The field rules of time entries are in its schemas.
+	for _, name := range []string{"TimeEntry", "TimeEntryCreate", "TimeEntryUpdate"} {
+		d, _ := raw["components"].(map[string]any)["schemas"].(map[string]any)[name].(map[string]any)["description"].(string)
+		for _, want := range []string{"| WORKTIME | any | `startTime`, `endTime` | `project`, `task`, `duration`, `sorting` |",
+			"timerMode START_TIME_END_TIME", "useWorktime true"} {
+			if !strings.Contains(d, want) {
+				t.Errorf("%s description lacks %q", name, want)
+			}
+		}
 	}
 	// The password is write-only: in the bodies, never in the record.
 	users := raw["components"].(map[string]any)["schemas"].(map[string]any)
@@ -318,11 +510,12 @@ func TestOpenAPIContents(t *testing.T) {
 	if _, ok := tok.Post.RequestBody.Content["application/x-www-form-urlencoded"]; !ok {
 		t.Errorf("token request body = %+v", tok.Post.RequestBody)
 	}
-	for _, g := range []string{"PasswordGrant", "RefreshTokenGrant"} {
-		gt := users[g].(map[string]any)["properties"].(map[string]any)["grant_type"].(map[string]any)["enum"]
-		if want := map[string]string{"PasswordGrant": "password", "RefreshTokenGrant": "refresh_token"}[g]; !slices.Equal(anyStrings(gt), []string{want}) {
-			t.Errorf("%s.grant_type = %v", g, gt)
-		}
+	tr := users["TokenRequest"].(map[string]any)
+	if gt := tr["properties"].(map[string]any)["grant_type"].(map[string]any)["enum"]; !slices.Equal(anyStrings(gt), []string{"password", "refresh_token"}) {
+		t.Errorf("TokenRequest.grant_type = %v", gt)
+	}
+	if req := anyStrings(tr["required"]); !slices.Contains(req, "client_id") || !slices.Contains(req, "client_secret") {
+		t.Errorf("TokenRequest.required = %v", req)
 	}
 	if tok.Post.Responses["200"].Content["application/json"].Schema["$ref"] != "#/components/schemas/TokenResponse" ||
 		tok.Post.Responses["400"].Content["application/json"].Schema["$ref"] != "#/components/schemas/OAuthError" ||

@@ -19,6 +19,9 @@ type opDesc struct {
 	// Responses, when set, replace the default error answers (the token
 	// endpoint's errors follow RFC 6749).
 	Responses map[string]*Response
+	// Refusals replace the shared answer of an error status with one
+	// naming the operation's own error codes.
+	Refusals map[int]string
 }
 
 type okResp struct {
@@ -41,14 +44,7 @@ func jsonBody(desc string, s Schema) *RequestBody {
 }
 
 func oauthError(desc string, headers ...string) *Response {
-	r := &Response{Description: desc, Content: map[string]MediaType{"application/json": {Schema: schemaRef("OAuthError")}}}
-	for _, h := range headers {
-		if r.Headers == nil {
-			r.Headers = map[string]Header{}
-		}
-		r.Headers[h] = Header{Ref: "#/components/headers/" + h}
-	}
-	return r
+	return answer("OAuthError", desc, headers...)
 }
 
 // fileResponse is a download's answer: the file's bytes, with the headers
@@ -65,7 +61,7 @@ func fileResponse(desc string, extra ...string) *Response {
 		h[name] = downloadHeaders[name]
 	}
 	return &Response{Description: desc, Headers: h, Content: map[string]MediaType{
-		"application/octet-stream": {Schema: Schema{"type": "string", "contentMediaType": "application/octet-stream"}}}}
+		"application/octet-stream": {Schema: Schema{"type": "string", "format": "binary", "contentMediaType": "application/octet-stream"}}}}
 }
 
 // downloadHeaders are the headers of partial and refused downloads.
@@ -87,7 +83,7 @@ func downloadResponses() map[string]*Response {
 	return map[string]*Response{
 		"206": fileResponse("The byte range asked for; `Content-Range` places it in the file.", "Content-Range"),
 		"304": {Description: "Not modified (`If-None-Match` or `If-Modified-Since`)."},
-		"403": errorRef(403),
+		"403": jsonError("The signature is expired or altered (`invalid_signature`)."),
 		"404": errorRef(404),
 		"412": jsonError("A precondition (`If-Match` or `If-Unmodified-Since`) does not hold: `precondition_failed`."),
 		"416": unsatisfiable,
@@ -115,7 +111,7 @@ var descriptions = map[string]opDesc{
 		Description: "Prometheus text exposition format.",
 		OK:          okContent(200, "The metrics.", "text/plain", Schema{"type": "string"})},
 
-	"POST /oauth2/token": {ID: "token", Tag: tagAuth, Summary: "Get or refresh a token",
+	"POST /oauth2/token": {ID: "issueToken", Tag: tagAuth, Summary: "Get or refresh a token",
 		Description: "OAuth 2.0 token endpoint (RFC 6749), form-encoded: the password grant signs a user in, the " +
 			"refresh_token grant renews a token. `client_id` and `client_secret` are required but not validated; they " +
 			"come as form fields or in an HTTP Basic `Authorization` header (RFC 6749 §2.3.1). A tenant header is " +
@@ -165,7 +161,7 @@ var descriptions = map[string]opDesc{
 		OK:     okJSON(200, "The resulting ProjectDay records.", Schema{"type": "array", "items": schemaRef("ProjectDay")}),
 		Errors: []int{403, 409, 413, 415}},
 
-	"GET /v1/analytics/time-totals": {ID: "timeTotals", Tag: tagAnalytics, Summary: "Time totals",
+	"GET /v1/analytics/time-totals": {ID: "getTimeTotals", Tag: tagAnalytics, Summary: "Time totals",
 		Description: "Seconds of the time entries of the days from..to (inclusive), per group and trackingType. WORK " +
 			"totals never include WORKTIME or BREAK. The range may span at most five years.",
 		Params: []Parameter{
@@ -190,10 +186,17 @@ var descriptions = map[string]opDesc{
 			Schema:      Schema{"type": "string", "enum": []string{"1", "true"}}}},
 		Body: &RequestBody{Required: true, Description: "The file.", Content: map[string]MediaType{
 			"multipart/form-data": {Schema: Schema{"type": "object", "required": []string{"file"},
-				"properties": map[string]Schema{"file": {"type": "string", "contentMediaType": "application/octet-stream",
+				"properties": map[string]Schema{"file": {"type": "string", "format": "binary", "contentMediaType": "application/octet-stream",
 					"description": "The file; its filename and Content-Type are kept."}}}}}},
 		OK:     okJSON(201, "The upload.", schemaRef("Upload")),
-		Errors: []int{403, 413, 429}},
+		Errors: []int{403, 413, 429},
+		Refusals: map[int]string{
+			400: "Malformed request: a missing or unknown tenant (`tenant_required`, `unknown_tenant`, `tenant_mismatch`), " +
+				"or a body that is not multipart/form-data with a readable part named `file` (`invalid_upload`).",
+			403: "The record already has a file and `delete_others` was not sent (`too_many_uploads`, message " +
+				"`too many uploads`), the file is larger than the size cap (`file_too_large`), the tenant's file " +
+				"storage is full (`storage_full`), or the caller may not write the record (`forbidden`).",
+		}},
 	"GET /v1/files/{model}/{record}": {ID: "listUploads", Tag: tagFiles, Summary: "List a record's upload",
 		PathParams: map[string]Parameter{"model": filesModel},
 		OK:         okJSON(200, "Zero or one upload.", Schema{"type": "array", "maxItems": 1, "items": schemaRef("Upload")})},
@@ -238,6 +241,11 @@ var descriptions = map[string]opDesc{
 	"GET /v1/openapi.json": {ID: "openapi", Tag: tagDocs, Summary: "This OpenAPI document",
 		Description: "The OpenAPI 3.1 document of the whole API, generated from the resource registry and the route table.",
 		OK:          okJSON(200, "The document.", Schema{"type": "object"})},
+	"GET /v1/openapi-3.0.json": {ID: "openapi30", Tag: tagDocs, Summary: "This document as OpenAPI 3.0",
+		Description: "The same document rendered as OpenAPI 3.0.3, for client generators that do not read 3.1 " +
+			"(oapi-codegen, ogen): nullable types are `nullable: true`, `examples` is `example`, binary parts are " +
+			"`format: binary`. Generated from the same model as `/v1/openapi.json`.",
+		OK: okJSON(200, "The document.", Schema{"type": "object"})},
 	"GET /docs": {ID: "docs", Tag: tagDocs, Summary: "API reference page",
 		Description: "An HTML page rendering this document; its assets are served by the service itself.",
 		OK:          okContent(200, "The page.", "text/html", Schema{"type": "string"})},
@@ -256,21 +264,6 @@ func statusSchema(status string) Schema {
 // operationSchemas are the schemas of the non-resource operations.
 func operationSchemas() map[string]Schema {
 	str := func(doc string) Schema { return Schema{"type": "string", "description": doc} }
-	client := map[string]Schema{
-		"client_id":     str("Names the application; required, as a form field or in HTTP Basic; not validated."),
-		"client_secret": str("Required, as a form field or in HTTP Basic; not validated."),
-	}
-	grant := func(grantType, doc string, required []string, props map[string]Schema) Schema {
-		p := map[string]Schema{"grant_type": {"type": "string", "enum": []string{grantType}}}
-		for k, v := range client {
-			p[k] = v
-		}
-		for k, v := range props {
-			p[k] = v
-		}
-		return Schema{"type": "object", "title": grantType, "description": doc,
-			"required": append([]string{"grant_type"}, required...), "properties": p}
-	}
 	seconds := Schema{"type": "object", "description": "Seconds per trackingType.",
 		"required": []string{"WORK", "WORKTIME", "BREAK"},
 		"properties": map[string]Schema{
@@ -279,14 +272,22 @@ func operationSchemas() map[string]Schema {
 			"BREAK":    {"type": "integer", "description": "breaks"},
 		}}
 	return map[string]Schema{
-		"TokenRequest": {"description": "A password grant or a refresh_token grant.",
-			"oneOf": []Schema{schemaRef("PasswordGrant"), schemaRef("RefreshTokenGrant")}},
-		"PasswordGrant": grant("password", "Signs a user in.", []string{"username", "password"}, map[string]Schema{
-			"username": {"type": "string", "format": "email", "description": "The user's e-mail address."},
-			"password": {"type": "string", "format": "password", "description": "The user's password."},
-		}),
-		"RefreshTokenGrant": grant("refresh_token", "Renews a token; the refresh token is spent.", []string{"refresh_token"},
-			map[string]Schema{"refresh_token": str("A refresh token of the tenant.")}),
+		// One flat object rather than a oneOf of the grants: generators
+		// encode no form body that is a union.
+		"TokenRequest": {"type": "object",
+			"description": "A password grant (`username` and `password` required) or a refresh_token grant (`refresh_token` " +
+				"required); the other grant's fields are ignored.",
+			"required": []string{"grant_type", "client_id", "client_secret"},
+			"properties": map[string]Schema{
+				"grant_type": {"type": "string", "enum": []string{"password", "refresh_token"},
+					"description": "`password` signs a user in; `refresh_token` renews a token (the refresh token is spent)."},
+				"username":      {"type": "string", "format": "email", "description": "The user's e-mail address; required with the password grant."},
+				"password":      {"type": "string", "format": "password", "description": "The user's password; required with the password grant."},
+				"refresh_token": str("A refresh token of the tenant; required with the refresh_token grant."),
+				"client_id": str("Names the application; not validated. The form field may be left out when an HTTP Basic " +
+					"`Authorization` header carries it."),
+				"client_secret": str("Not validated. The form field may be left out when an HTTP Basic `Authorization` header carries it."),
+			}},
 		"TokenResponse": {"type": "object", "required": []string{"access_token", "token_type", "expires_in", "refresh_token"},
 			"properties": map[string]Schema{
 				"access_token":  str("The bearer token for data requests."),

@@ -36,15 +36,6 @@ func resourceOps(r *resource.Resource) []resOp {
 		resOp{opReplace, "PUT", one}, resOp{opDelete, "DELETE", one})
 }
 
-// unsupportedOps are the writes a read-only resource answers with 405.
-func unsupportedOps(r *resource.Resource) []resOp {
-	if !r.ReadOnly {
-		return nil
-	}
-	base, one := r.Path(), r.Path()+"/{id}"
-	return []resOp{{opCreate, "POST", base}, {opUpdate, "PATCH", one}, {opReplace, "PUT", one}, {opDelete, "DELETE", one}}
-}
-
 // resources documents every resource of the registry and returns the
 // route keys its generic operations cover.
 func (b *builder) resources(routes []Route) map[string]bool {
@@ -63,9 +54,6 @@ func (b *builder) resources(routes []Route) map[string]bool {
 				a = Bearer
 			}
 			b.add(op.method, op.path, b.resourceOperation(r, op, a))
-		}
-		for _, op := range unsupportedOps(r) {
-			b.add(op.method, op.path, b.unsupported(r, op))
 		}
 	}
 	return covered
@@ -95,7 +83,7 @@ func (b *builder) resourceOperation(r *resource.Resource, o resOp, a Auth) *Oper
 		Deprecated: r.Deprecated,
 		Responses:  map[string]*Response{},
 	}
-	record := schemaRef(r.Model)
+	record := schemaRef(SchemaName(r.Model))
 	ok := func(status int, desc string, s Schema, headers ...string) {
 		resp := &Response{Description: desc, Content: map[string]MediaType{"application/json": {Schema: s}}}
 		if r.Deprecated {
@@ -124,7 +112,7 @@ func (b *builder) resourceOperation(r *resource.Resource, o resOp, a Auth) *Oper
 		op.Summary = "Read " + article(r.Model)
 		op.Description = "Reads one record by id. `populate` expands reference attributes."
 		op.Parameters = []Parameter{idParam}
-		if p, ok := populateParam(r); ok {
+		if p, ok := b.populateParam(r); ok {
 			op.Parameters = append(op.Parameters, p)
 		}
 		ok(200, "The record.", record)
@@ -213,27 +201,6 @@ func writeDescription(r *resource.Resource, what string) string {
 	return d
 }
 
-// unsupported documents a write of a read-only resource: the mux answers 405.
-func (b *builder) unsupported(r *resource.Resource, o resOp) *Operation {
-	op := &Operation{
-		Tags:        []string{r.Model},
-		OperationID: o.kind + r.Model,
-		Summary:     strings.ToUpper(o.kind[:1]) + o.kind[1:] + " " + article(r.Model) + ": not supported",
-		Description: r.Model + " records are read-only: " + o.method + " answers 405 `method_not_allowed`, before any " +
-			"tenant or token check.",
-		Deprecated: r.Deprecated,
-		Security:   &[]map[string][]string{},
-		Responses:  map[string]*Response{"405": {Ref: "#/components/responses/MethodNotAllowed"}},
-	}
-	if strings.Contains(o.path, "{") {
-		op.Parameters = []Parameter{{Name: "id", In: "path", Required: true, Description: "Any id.", Schema: idSchema()}}
-	}
-	if r.Deprecated {
-		b.deprecate(op)
-	}
-	return op
-}
-
 func (b *builder) listDescription(r *resource.Resource) string {
 	var sb strings.Builder
 	sb.WriteString(r.Doc + "\n\n")
@@ -256,14 +223,14 @@ func boolPtr(v bool) *bool { return &v }
 // listParameters are a resource's list parameters: the language's, the
 // resource's own, and one exact filter per declared attribute.
 func (b *builder) listParameters(r *resource.Resource) []Parameter {
-	params := []Parameter{{Ref: "#/components/parameters/where"}}
+	params := []Parameter{{Ref: "#/components/parameters/listWhere"}}
 	if r.DeclaredOnly {
 		params[0] = whereParam(r.Model + "Where")
 	}
 	for _, name := range []string{"limit", "skip", "sort"} {
-		params = append(params, Parameter{Ref: "#/components/parameters/" + name})
+		params = append(params, Parameter{Ref: "#/components/parameters/list" + capitalize(name)})
 	}
-	if p, ok := populateParam(r); ok {
+	if p, ok := b.populateParam(r); ok {
 		params = append(params, p)
 	}
 	for _, name := range r.Params {
@@ -273,7 +240,7 @@ func (b *builder) listParameters(r *resource.Resource) []Parameter {
 		}
 		params = append(params, p)
 	}
-	params = append(params, Parameter{Ref: "#/components/parameters/filterId"})
+	params = append(params, Parameter{Ref: "#/components/parameters/listFilterId"})
 	for _, a := range r.Attrs {
 		if a.WriteOnly {
 			continue // never stored, so never matched
@@ -285,8 +252,8 @@ func (b *builder) listParameters(r *resource.Resource) []Parameter {
 		}
 		params = append(params, filterParam(a.Name, doc, schema))
 	}
-	return append(params, Parameter{Ref: "#/components/parameters/filterCreatedAt"},
-		Parameter{Ref: "#/components/parameters/filterUpdatedAt"})
+	return append(params, Parameter{Ref: "#/components/parameters/listFilterCreatedAt"},
+		Parameter{Ref: "#/components/parameters/listFilterUpdatedAt"})
 }
 
 // filterParam is a per-attribute list filter.
@@ -300,12 +267,16 @@ func filterParam(name, doc string, s Schema) Parameter {
 	}
 }
 
+// whereParam is the where parameter: a plain string holding JSON, so that
+// every client sends it as given; the criteria's schema is named.
 func whereParam(schema string) Parameter {
-	return Parameter{Name: "where", In: "query", Description: "JSON-encoded (and URL-encoded) Waterline-style criteria. When given, " +
+	return Parameter{Name: "where", In: "query", Description: "Waterline-style criteria as a JSON object, sent as one " +
+		"URL-encoded string (`where={\"day\":{\">=\":\"2026-01-01\"}}`); its form is the schema `" + schema + "`. When given, " +
 		"the per-attribute filters are ignored; `limit`, `skip`, `sort` and `populate` still apply. Invalid JSON, " +
 		"an unknown modifier, an empty constraint, nesting deeper than " + strconv.Itoa(query.MaxDepth) + ", more than " +
-		strconv.Itoa(query.MaxConditions) + " conditions or more than " + strconv.Itoa(query.MaxAttributes) + " undeclared attributes → 400.",
-		Content: map[string]MediaType{"application/json": {Schema: schemaRef(schema)}}}
+		strconv.Itoa(query.MaxConditions) + " conditions or more than " + strconv.Itoa(query.MaxAttributes) +
+		" undeclared attributes → 400 `invalid_query`.",
+		Schema: Schema{"type": "string", "examples": []string{`{"day":{">=":"2026-01-01","<":"2026-02-01"}}`}}}
 }
 
 // listParams are the list parameters every resource shares.
@@ -336,20 +307,48 @@ var resourceParams = map[string]Parameter{
 		"unless a criteria names `type`.", Schema: Schema{"type": "string", "enum": []string{"true", "false"}}},
 }
 
-func populateParam(r *resource.Resource) (Parameter, bool) {
-	var refs []string
+// populateParam is the populate parameter of a resource with reference
+// attributes: a plain string, and the description says what each
+// reference becomes when expanded (the record schemas keep the ids).
+func (b *builder) populateParam(r *resource.Resource) (Parameter, bool) {
+	var refs, forms []string
 	for _, a := range r.Attrs {
 		if !a.WriteOnly && (a.Ref != "" || a.RefByModel != "") {
 			refs = append(refs, a.Name)
+			forms = append(forms, "`"+a.Name+"` becomes "+b.populated(a))
 		}
 	}
 	if len(refs) == 0 {
 		return Parameter{}, false
 	}
 	return Parameter{Name: "populate", In: "query",
-		Description: "Reference attributes to expand into the records they name (null when the record is gone or " +
-			"not visible), comma-separated or a JSON array: " + "`" + strings.Join(refs, "`, `") + "`. Unaffected by `where`.",
+		Description: "Reference attributes to expand into the records they name, comma-separated (`" +
+			strings.Join(refs, ",") + "`) or a JSON array (`[\"" + strings.Join(refs, "\", \"") + "\"]`). " +
+			"Without it each reference is the integer id (or null) the schema shows; with it " +
+			strings.Join(forms, "; ") + ". Unaffected by `where`; an attribute that is not a reference → 400 `invalid_query`.",
 		Schema: Schema{"type": "string", "examples": []string{strings.Join(refs, ",")}}}, true
+}
+
+// populated says what a reference attribute holds when populated.
+func (b *builder) populated(a resource.Attr) string {
+	const gone = ", or null when that record is gone or not visible"
+	if a.Ref != "" {
+		m := b.model(a.Ref)
+		return "the " + m + " record itself (schema `" + SchemaName(m) + "`)" + gone
+	}
+	return "the record itself (of the kind `" + a.RefByModel + "` names)" + gone
+}
+
+// reservedNames are schema names that generated clients use for their
+// own types (oapi-codegen's and ogen's Client, Server, Handler, ...).
+var reservedNames = map[string]string{"Client": "ClientRecord"}
+
+// SchemaName is the schema name of a model's record.
+func SchemaName(model string) string {
+	if n, ok := reservedNames[model]; ok {
+		return n
+	}
+	return model
 }
 
 func capitalize(s string) string {
@@ -473,13 +472,11 @@ func (b *builder) resourceSchemas(r *resource.Resource) {
 		in = with(in, "description", doc+refDoc(a, b.reg)+inputNote(a))
 		out = with(out, "description", doc+refDoc(a, b.reg))
 		if !a.WriteOnly {
-			if a.Ref != "" {
-				// populate replaces the id by the record, or null.
-				out = Schema{"description": doc + refDoc(a, b.reg) + " With `populate`, the record itself (null when gone).",
-					"anyOf": []Schema{base, schemaRef(b.model(a.Ref)), {"type": "null"}}}
-			} else if a.RefByModel != "" {
-				out = Schema{"description": doc + refDoc(a, b.reg) + " With `populate`, the record itself (null when gone).",
-					"anyOf": []Schema{base, {"type": "object"}, {"type": "null"}}}
+			out := in
+			if a.Ref != "" || a.RefByModel != "" {
+				// The record holds the id; populate's description says
+				// what it becomes when expanded.
+				out = with(out, "description", doc+refDoc(a, b.reg)+" With `populate`, "+b.populated(a)+".")
 			}
 			if a.ReadOnly {
 				out = with(out, "readOnly", true)
@@ -512,7 +509,7 @@ func (b *builder) resourceSchemas(r *resource.Resource) {
 	if r.Deprecated {
 		s["deprecated"] = true
 	}
-	c[r.Model] = s
+	c[SchemaName(r.Model)] = s
 	if !r.ReadOnly {
 		cs := Schema{"type": "object", "description": "The attributes of a new " + r.Model + "." + openNote(r),
 			"properties": create, "additionalProperties": additional}
@@ -561,10 +558,33 @@ func inputNote(a resource.Attr) string {
 }
 
 func openNote(r *resource.Resource) string {
+	note := " Attributes not listed here are stored and returned as sent."
 	if r.DeclaredOnly {
-		return " No other attributes."
+		note = " No other attributes."
 	}
-	return " Attributes not listed here are stored and returned as sent."
+	if rules, ok := fieldRules[r.Name]; ok {
+		note += "\n\n" + rules
+	}
+	return note
+}
+
+// fieldRules are the rules between a resource's fields that a schema
+// does not express (internal/timetrack's fieldRules), as text: generators
+// handle no conditional schema alike.
+var fieldRules = map[string]string{
+	"time-entries": "**Field rules.** Which fields an entry needs or must omit depends on its `trackingType` and on the " +
+		"account settings (`timerMode`, `useWorktime`; `GET /v1/account/settings`) at the time of the write; a create " +
+		"and a change (checked on the resulting entry) that breaks one → 400 `invalid` with `problems` naming each field.\n\n" +
+		"| trackingType | settings | required | must be omitted |\n" +
+		"| --- | --- | --- | --- |\n" +
+		"| WORK | timerMode DURATION | `project`, `task`, `duration`, `sorting` | `startTime`, `endTime` |\n" +
+		"| WORK | timerMode START_TIME_END_TIME | `project`, `task`, `startTime` (`endTime` stays omitted while the entry runs) | `duration`, `sorting` |\n" +
+		"| WORKTIME | any | `startTime`, `endTime` | `project`, `task`, `duration`, `sorting` |\n" +
+		"| BREAK | useWorktime true | `startTime`, `endTime` | `project`, `task`, `duration` |\n" +
+		"| BREAK | useWorktime false, timerMode DURATION | `duration`, `sorting` | `project`, `task`, `startTime`, `endTime` |\n" +
+		"| BREAK | useWorktime false, timerMode START_TIME_END_TIME | `startTime` | `project`, `task`, `duration`, `sorting` |\n\n" +
+		"Omitted means absent or null. Always: `duration` is not negative, and `endTime` is after `startTime`. A WORK " +
+		"entry on an approved (project, day) cannot be created, changed, deleted or moved there: 403 `day_approved`.",
 }
 
 // model returns the model name of a resource name.
