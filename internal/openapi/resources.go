@@ -472,7 +472,6 @@ func (b *builder) resourceSchemas(r *resource.Resource) {
 		in = with(in, "description", doc+refDoc(a, b.reg)+inputNote(a))
 		out = with(out, "description", doc+refDoc(a, b.reg))
 		if !a.WriteOnly {
-			out := in
 			if a.Ref != "" || a.RefByModel != "" {
 				// The record holds the id; populate's description says
 				// what it becomes when expanded.
