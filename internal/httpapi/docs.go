@@ -164,7 +164,7 @@ func (f *docsFile) serve(w http.ResponseWriter, r *http.Request, contentType str
 	h := w.Header()
 	h.Set("Content-Type", contentType)
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Vary", "Accept-Encoding")
+	h.Add("Vary", "Accept-Encoding")
 	body, tag := f.body, f.etag
 	gz := acceptsGzip(r)
 	if gz {

@@ -168,7 +168,7 @@ func (b *builder) common() {
 
 	c.Headers["Retry-After"] = Header{Description: "Seconds to wait before retrying.", Required: true,
 		Schema: Schema{"type": "integer", "minimum": 1}}
-	c.Headers["WWW-Authenticate"] = Header{Description: "`Bearer realm=\"planwerk\"`.", Required: true,
+	c.Headers["WWW-Authenticate"] = Header{Description: "`Bearer realm=\"planwerk\"`, with `error=\"invalid_token\"` when a bearer token was presented (RFC 6750).", Required: true,
 		Schema: Schema{"type": "string"}}
 	c.Headers["Deprecation"] = Header{Description: "RFC 9745: the resource is deprecated, since the given date (`@UNIX-SECONDS`).",
 		Required: true, Schema: Schema{"type": "string"}}

@@ -39,7 +39,7 @@ func (t Type) String() string {
 	case Date:
 		return "a date YYYY-MM-DD"
 	case Timestamp:
-		return "a timestamp YYYY-MM-DDTHH:mm:ss.sssZ"
+		return "an RFC 3339 date-time (stored as YYYY-MM-DDTHH:mm:ss.sssZ)"
 	case Enum:
 		return "one of the listed values"
 	default:
