@@ -32,11 +32,15 @@ type NewAdmin struct {
 	PasswordHash string
 }
 
+// TenantSetup gives a new tenant what the domain gives every tenant, inside
+// the transaction that creates it.
+type TenantSetup = func(ctx context.Context, q Querier, tenantID int64) error
+
 // CreateTenant creates a tenant and its first user, an admin, in one
 // transaction, in which it then runs setup (what the domain gives every
 // new tenant). A slug already taken, or an admin e-mail address that a
 // user of any tenant already has, returns ErrConflict.
-func (db *DB) CreateTenant(ctx context.Context, slug, name string, admin NewAdmin, setup ...func(q Querier, tenantID int64) error) (Tenant, User, error) {
+func (db *DB) CreateTenant(ctx context.Context, slug, name string, admin NewAdmin, setup ...TenantSetup) (Tenant, User, error) {
 	var (
 		tenant Tenant
 		user   User
@@ -71,7 +75,7 @@ func (db *DB) CreateTenant(ctx context.Context, slug, name string, admin NewAdmi
 			return err
 		}
 		for _, fn := range setup {
-			if err := fn(q, tenant.ID); err != nil {
+			if err := fn(ctx, q, tenant.ID); err != nil {
 				return err
 			}
 		}

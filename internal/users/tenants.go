@@ -46,9 +46,5 @@ func (s *Service) CreateTenant(ctx context.Context, spec TenantSpec) (store.Tena
 	if err != nil {
 		return store.Tenant{}, store.User{}, err
 	}
-	setup := make([]func(store.Querier, int64) error, len(s.setup))
-	for i, fn := range s.setup {
-		setup[i] = func(q store.Querier, tenantID int64) error { return fn(ctx, q, tenantID) }
-	}
-	return s.db.CreateTenant(ctx, spec.Slug, spec.Name, store.NewAdmin{Email: spec.AdminEmail, PasswordHash: hash}, setup...)
+	return s.db.CreateTenant(ctx, spec.Slug, spec.Name, store.NewAdmin{Email: spec.AdminEmail, PasswordHash: hash}, s.setup...)
 }

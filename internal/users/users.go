@@ -16,7 +16,7 @@ import (
 
 // Store is what the rules need of the database.
 type Store interface {
-	CreateTenant(ctx context.Context, slug, name string, admin store.NewAdmin, setup ...func(q store.Querier, tenantID int64) error) (store.Tenant, store.User, error)
+	CreateTenant(ctx context.Context, slug, name string, admin store.NewAdmin, setup ...store.TenantSetup) (store.Tenant, store.User, error)
 	CreateUser(ctx context.Context, q store.Querier, tenantID int64, nu store.NewUser) (store.User, error)
 	UpdateUser(ctx context.Context, q store.Querier, tenantID, id int64, createdAt string, doc map[string]any, passwordHash *string) (store.Doc, error)
 	DeleteUser(ctx context.Context, q store.Querier, tenantID, id int64) error
@@ -34,20 +34,17 @@ type Sessions interface {
 	ForgetCachedTokens()
 }
 
-// Setup gives a new tenant what every tenant has, inside the transaction
-// that creates it.
-type Setup func(ctx context.Context, q store.Querier, tenantID int64) error
 
 // Service applies the rules.
 type Service struct {
 	db       Store
 	hasher   Hasher
 	sessions Sessions
-	setup    []Setup
+	setup    []store.TenantSetup
 }
 
 // New returns a Service; setup runs for every new tenant.
-func New(db Store, hasher Hasher, sessions Sessions, setup ...Setup) *Service {
+func New(db Store, hasher Hasher, sessions Sessions, setup ...store.TenantSetup) *Service {
 	return &Service{db: db, hasher: hasher, sessions: sessions, setup: setup}
 }
 
