@@ -34,7 +34,6 @@ type Sessions interface {
 	ForgetCachedTokens()
 }
 
-
 // Service applies the rules.
 type Service struct {
 	db       Store
