@@ -116,7 +116,7 @@ func corsOriginsFlag(fs *flag.FlagSet, c *Config) {
 
 // Files is the file store and its uploads and downloads.
 func Files(c *Config, fs *flag.FlagSet) {
-	fs.StringVar(&c.Files, "files", c.Files, "file store: a folder, or s3://BUCKET?endpoint=HOST:PORT&region=R&secure=false")
+	fs.StringVar(&c.Files, "files", c.Files, "file store: a folder, or s3://BUCKET?endpoint=HOST:PORT&region=R&secure=false&downloads=service|presigned")
 	fs.StringVar(&c.PublicURL, "public-url", c.PublicURL, "base URL of signed download links (default: from the request)")
 	fs.StringVar(&c.URLSecret, "url-secret", c.URLSecret, "key signing download URLs (default: generated once and kept in the database)")
 	fs.Int64Var(&c.MaxUploadBytes, "max-upload-bytes", c.MaxUploadBytes, "per-upload size cap in bytes")

@@ -96,20 +96,6 @@ func TestUploadSignedURLs(t *testing.T) {
 			}
 		}
 
-		if fb.Name == "s3" {
-			// The store's own presigned URL.
-			spec := mustURL(t, e.srv.Config.Files)
-			if u.Host != spec.Query().Get("endpoint") {
-				t.Errorf("presigned URL host %s, want the store %s", u.Host, spec.Query().Get("endpoint"))
-			}
-			if u.Query().Get("X-Amz-Signature") == "" {
-				t.Fatalf("not a presigned URL: %s", link)
-			}
-			refused("tampered signature", with(tamper("X-Amz-Signature", '0', '1')))
-			refused("changed expiry", with(func(q url.Values) { q.Set("X-Amz-Expires", "3600") }))
-			return
-		}
-
 		// The service's own signed URL, on the base domain (the request
 		// came to 127.0.0.1, which is not a host of the service's), on the
 		// port the request reached.
@@ -188,6 +174,58 @@ func TestUploadSignedURLs(t *testing.T) {
 	})
 }
 
+// presigned starts a server on S3 with downloads=presigned: download
+// URLs are the bucket's own.
+func presigned(t *testing.T, b testenv.Backend) *env {
+	t.Helper()
+	fb := testenv.FileBackend{Name: "s3"}
+	return startOn(t, b, fb, testenv.Files(t, fb)+"&downloads=presigned")
+}
+
+// TestS3PresignedDownloads: with downloads=presigned the S3 store's
+// uploads are fetched from the bucket itself, under its signature; such a
+// URL answers GET only (HEAD → 403: the method is signed), the trade-off
+// docs/decisions.md records.
+func TestS3PresignedDownloads(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		e := presigned(t, b)
+		_, doc := e.admin.Document(t)
+		data := testenv.Data(82, 3000)
+		up := uploadOK(t, e.admin, "document", doc, false, testenv.Part{Filename: "Prüfbericht.txt", ContentType: "text/plain; charset=utf-8", Data: data})
+		link := e.admin.DownloadURL(t, up.ID)
+		u := mustURL(t, link)
+		spec := mustURL(t, e.srv.Config.Files)
+		if u.Host != spec.Query().Get("endpoint") || u.Query().Get("X-Amz-Signature") == "" {
+			t.Fatalf("%s is not a presigned URL of the store %s", link, spec.Query().Get("endpoint"))
+		}
+		status, hdr, raw := testenv.Fetch(t, http.MethodGet, link)
+		if status != http.StatusOK || !bytes.Equal(raw, data) {
+			t.Fatalf("GET presigned URL: %d, %d bytes", status, len(raw))
+		}
+		if !strings.Contains(hdr.Get("Content-Disposition"), "filename*=UTF-8''Pr%C3%BCfbericht.txt") {
+			t.Errorf("Content-Disposition %q", hdr.Get("Content-Disposition"))
+		}
+		if status, _, _ := testenv.Fetch(t, http.MethodHead, link); status != http.StatusForbidden {
+			t.Errorf("HEAD on a presigned GET URL: %d, want 403 (the store signs the method)", status)
+		}
+		with := func(mod func(q url.Values)) string {
+			v := *u
+			q := v.Query()
+			mod(q)
+			v.RawQuery = q.Encode()
+			return v.String()
+		}
+		for what, l := range map[string]string{
+			"tampered signature": with(tamper("X-Amz-Signature", '0', '1')),
+			"changed expiry":     with(func(q url.Values) { q.Set("X-Amz-Expires", "3600") }),
+		} {
+			if status, _, raw := testenv.Fetch(t, http.MethodGet, l); status != http.StatusForbidden {
+				t.Errorf("%s: %d %.200s, want 403", what, status, raw)
+			}
+		}
+	})
+}
+
 // TestSignedLinkHost: without --public-url, signed links take the
 // request's host only when it is the base domain or a tenant host of it;
 // any other Host header gets a link to the base domain, never to the host
@@ -231,8 +269,8 @@ func TestSignedLinkHost(t *testing.T) {
 // a page of the service: it is sandboxed and its type is not sniffed,
 // whatever the type of the upload.
 func TestDownloadHeaders(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
-		admin := start(t, b, testenv.FileBackend{Name: "folder"}).admin
+	testenv.EachFileStore(t, func(t *testing.T, b testenv.Backend, fb testenv.FileBackend) {
+		admin := start(t, b, fb).admin
 		_, doc := admin.Document(t)
 		for _, ct := range []string{"text/html", "image/svg+xml", "application/pdf"} {
 			up := uploadOK(t, admin, "document", doc, true, testenv.Part{Filename: "x", ContentType: ct, Data: []byte("<script>alert(1)</script>")})

@@ -81,8 +81,7 @@ func servedLink(t *testing.T, b testenv.Backend, fb testenv.FileBackend, seed ui
 	return e, data, link, get
 }
 
-// blobLink is the service's own signed link to an upload, which the S3
-// store's uploads are not given (they get the store's presigned URL).
+// blobLink is the service's own signed link to an upload.
 func blobLink(e *env, id int64) string {
 	expires := time.Now().Add(30 * time.Second).Unix()
 	return fmt.Sprintf("%s/v1/files/blob/%d?tenant=%d&expires=%d&signature=%s",
@@ -117,14 +116,20 @@ func wantDownloadHeaders(t *testing.T, what string, hdr http.Header) {
 }
 
 // TestDownloadRanges: every form of Range, on the service's links (both
-// stores) and on the S3 store's own presigned links, answers the bytes
-// asked for, exactly.
+// stores) and on the S3 store's own presigned links (downloads=presigned),
+// answers the bytes asked for, exactly.
 func TestDownloadRanges(t *testing.T) {
 	testenv.EachFileStore(t, func(t *testing.T, b testenv.Backend, fb testenv.FileBackend) {
 		e, data, up := served(t, b, fb, 90, 100)
 		links := map[string]string{"service": blobLink(e, up.ID)}
+		if got := e.admin.DownloadURL(t, up.ID); mustURL(t, got).Path != mustURL(t, links["service"]).Path {
+			t.Errorf("download URL %s, want the service's link", got)
+		}
 		if fb.Name == "s3" {
-			links["store"] = e.admin.DownloadURL(t, up.ID)
+			pe := presigned(t, b)
+			_, doc := pe.admin.Document(t)
+			pup := uploadOK(t, pe.admin, "document", doc, false, testenv.Part{Filename: "r.pdf", ContentType: "application/pdf", Data: data})
+			links["store"] = pe.admin.DownloadURL(t, pup.ID)
 		}
 		for via, link := range links {
 			for _, c := range rangeCases {

@@ -501,7 +501,7 @@ func TestFolderUnavailable(t *testing.T) {
 // served as application/octet-stream, others with their own type, all as
 // attachments.
 func TestS3PresignActiveContent(t *testing.T) {
-	fs := open(t, testenv.S3(t))
+	fs := open(t, testenv.S3(t)+"&downloads=presigned")
 	put(t, fs, "t1/u1-page", strings.NewReader("<script>alert(1)</script>"))
 	for ct, want := range map[string]string{
 		"text/html; charset=utf-8": "application/octet-stream",
@@ -544,14 +544,37 @@ func TestS3PresignOffline(t *testing.T) {
 	}
 	q := u.Query()
 	q.Del("region")
+	q.Set("downloads", "presigned")
 	u.RawQuery = q.Encode()
 	fs := open(t, u.String())
 	p.Freeze(t)
+	var link string
 	timed(t, "Presign on a frozen server", time.Second, func() {
-		_, err = fs.Presign(withTimeout(t, 3*time.Second), "t1/u1-file", "file.txt", "text/plain", time.Minute)
+		link, err = fs.Presign(withTimeout(t, 3*time.Second), "t1/u1-file", "file.txt", "text/plain", time.Minute)
 	})
-	if err != nil {
-		t.Errorf("Presign: %v", err)
+	if err != nil || link == "" {
+		t.Errorf("Presign: %q, %v", link, err)
+	}
+}
+
+// TestS3Downloads: the S3 store hands out its own URLs only with
+// downloads=presigned; by default (and with downloads=service) the
+// service serves the files; any other value is refused at start.
+func TestS3Downloads(t *testing.T) {
+	spec := testenv.S3(t)
+	for _, c := range []struct {
+		param string
+		own   bool
+	}{{"", false}, {"&downloads=service", false}, {"&downloads=presigned", true}} {
+		link, err := open(t, spec+c.param).Presign(context.Background(), "t1/u1-file", "file.txt", "text/plain", time.Minute)
+		if err != nil || (link != "") != c.own {
+			t.Errorf("%q: Presign %q, %v; want a URL of its own: %v", c.param, link, err, c.own)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := filestore.Open(ctx, spec+"&downloads=direct"); err == nil || !strings.Contains(err.Error(), "want service or presigned") {
+		t.Errorf("downloads=direct: %v, want a refusal", err)
 	}
 }
 

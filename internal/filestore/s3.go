@@ -17,7 +17,8 @@ import (
 )
 
 // S3 keeps files in an S3-compatible bucket. Objects appear only when an
-// upload completes; downloads use the store's own presigned URLs. Every
+// upload completes. Downloads go through the service's signed links, or,
+// with downloads=presigned, straight to the bucket's presigned URLs. Every
 // call fails within the caller's context and the connection limits (see
 // s3Limits), whichever ends first, and a failure of the store is marked
 // with fault.
@@ -26,6 +27,9 @@ type S3 struct {
 	core   minio.Core
 	bucket string
 	limits s3Limits
+	// presign hands out the bucket's own URLs: the bytes bypass the
+	// service, but such a URL answers GET only (the method is signed).
+	presign bool
 }
 
 // partSize bounds the memory of one streaming upload: a part is held
@@ -44,6 +48,14 @@ func openS3With(ctx context.Context, u *url.URL, accessKey, secretKey string, li
 		return nil, errors.New("file store: s3://BUCKET?endpoint=HOST:PORT needs a bucket and an endpoint")
 	}
 	secure := q.Get("secure") != "false"
+	var presign bool
+	switch q.Get("downloads") {
+	case "", "service":
+	case "presigned":
+		presign = true
+	default:
+		return nil, fmt.Errorf("file store: downloads=%q: want service or presigned", q.Get("downloads"))
+	}
 	transport, err := s3Transport(secure, limits)
 	if err != nil {
 		return nil, fmt.Errorf("file store: %w", err)
@@ -60,7 +72,7 @@ func openS3With(ctx context.Context, u *url.URL, accessKey, secretKey string, li
 	if err != nil {
 		return nil, fmt.Errorf("file store: %w", err)
 	}
-	s := &S3{client: client, core: minio.Core{Client: client}, bucket: bucket, limits: limits}
+	s := &S3{client: client, core: minio.Core{Client: client}, bucket: bucket, limits: limits, presign: presign}
 	if err := s.ensureBucket(ctx, region); err != nil {
 		return nil, err
 	}
@@ -316,12 +328,17 @@ func (s *S3) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
-// Presign implements Store: the bucket's own presigned GET URL, answering
+// Presign implements Store: with downloads=presigned the bucket's own
+// presigned GET URL, else "" (the service's links serve the file),
+// answering
 // with the upload's filename as an attachment and its content type,
 // except a type that a browser would render or run (see ActiveContent):
 // such files are served as application/octet-stream. Signing is local:
 // the bucket's region is known (configured, or asked for at start-up).
 func (s *S3) Presign(ctx context.Context, key, filename, contentType string, ttl time.Duration) (string, error) {
+	if !s.presign {
+		return "", nil
+	}
 	params := url.Values{}
 	params.Set("response-content-disposition", ContentDisposition(filename))
 	params.Set("response-content-type", servedType(contentType))

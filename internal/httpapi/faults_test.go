@@ -242,8 +242,9 @@ func uploadBody(t *testing.T, data []byte) (string, *bytes.Buffer) {
 
 // TestFileStoreFaults: the S3 store frozen, stopped and restarted under
 // a load of uploads: 503 file_store_unavailable with Retry-After, never a
-// hang or a 500; /readyz names the file store; recovery without restart;
-// every acknowledged upload downloads afterwards.
+// hang or a 500; /readyz names the file store, and so does a download
+// through the service's link; recovery without restart; every
+// acknowledged upload downloads afterwards.
 func TestFileStoreFaults(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		spec, addr := testenv.S3Endpoint(t)
@@ -255,6 +256,14 @@ func TestFileStoreFaults(t *testing.T) {
 		})
 		c := srv.SignIn(t, srv.CreateTenant(t, "acme"))
 		exp := testenv.ID(t, c.Create(t, "expenses", testenv.M{}))
+		// A file the load leaves alone, downloaded during the faults.
+		kept := testenv.ID(t, c.Create(t, "expenses", testenv.M{}))
+		keptData := []byte("kept through the faults")
+		ct, body := uploadBody(t, keptData)
+		if status, _, raw := c.With("Content-Type", ct).Send(t, http.MethodPost, fmt.Sprintf("/v1/files/upload/expense/%d", kept), body); status != http.StatusCreated {
+			t.Fatalf("upload: %d %s", status, raw)
+		}
+		keptID := getUploadID(t, c, kept)
 		var mu sync.Mutex
 		var uploads []int64
 		data := bytes.Repeat([]byte("planwerk"), 4096)
@@ -285,6 +294,13 @@ func TestFileStoreFaults(t *testing.T) {
 			if status != http.StatusServiceUnavailable || body["code"] != "file_store_unavailable" || checks["database"] != "ok" || took > 5*time.Second {
 				t.Errorf("readyz while the file store is %s: %d %v after %s", f.name, status, body, took)
 			}
+			// The link is signed without the store; its download needs it.
+			start := time.Now()
+			status, hdr, raw := testenv.Fetch(t, http.MethodGet, c.DownloadURL(t, keptID))
+			if took := time.Since(start); status != http.StatusServiceUnavailable || hdr.Get("Retry-After") == "" ||
+				!strings.Contains(string(raw), `"file_store_unavailable"`) || took > 5*time.Second {
+				t.Errorf("download while the file store is %s: %d %q %s after %s", f.name, status, hdr.Get("Retry-After"), raw, took)
+			}
 			f.heal()
 			l.waitFor(t, true, 5, "no recovery after the file store was "+f.name)
 		}
@@ -296,6 +312,9 @@ func TestFileStoreFaults(t *testing.T) {
 		got := getUploadID(t, c, exp)
 		if got != last {
 			t.Errorf("the expense's upload is %d, want the last acknowledged %d", got, last)
+		}
+		if raw := c.Download(t, keptID); !bytes.Equal(raw, keptData) {
+			t.Errorf("the kept file after the faults: %q", raw)
 		}
 	})
 }

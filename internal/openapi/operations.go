@@ -106,7 +106,10 @@ var descriptions = map[string]opDesc{
 		OK:          okJSON(200, "The process is up.", statusSchema("ok"))},
 	"GET /readyz": {ID: "readyz", Tag: tagOperations, Summary: "Readiness",
 		Description: "Answers 200 when the database and the file store are reachable.",
-		OK:          okJSON(200, "Ready.", statusSchema("ready")), Errors: []int{503}},
+		OK:          okJSON(200, "Ready.", statusSchema("ready")), Errors: []int{503},
+		Refusals: map[int]string{503: "Not ready: `code` names the first failing check (`database_unavailable`, " +
+			"`file_store_unavailable`, or `insufficient_storage` when a disk is full), `checks` each one's result; " +
+			"retry after the given seconds."}},
 	"GET /metrics": {ID: "metrics", Tag: tagOperations, Summary: "Prometheus metrics",
 		Description: "Prometheus text exposition format.",
 		OK:          okContent(200, "The metrics.", "text/plain", Schema{"type": "string"})},
@@ -124,10 +127,12 @@ var descriptions = map[string]opDesc{
 			Headers: map[string]Header{"Cache-Control": {Description: "`no-store`", Required: true, Schema: Schema{"type": "string"}}},
 			Content: map[string]MediaType{"application/json": {Schema: schemaRef("TokenResponse")}}}},
 		Responses: map[string]*Response{
-			"400": oauthError("`invalid_request` (a missing field, missing client credentials, a wrong content type, no " +
-				"tenant), `invalid_grant` (wrong e-mail or password; unknown, expired or spent refresh token) or " +
+			"400": oauthError("`invalid_request` (a missing field, missing client credentials, a wrong content type; " +
+				"a missing or unknown tenant, with `code` `tenant_required`, `unknown_tenant` or `tenant_mismatch`), " +
+				"`invalid_grant` (wrong e-mail or password; unknown, expired or spent refresh token) or " +
 				"`unsupported_grant_type`."),
-			"413": oauthError("The body is too large."),
+			"408": oauthError("The body stopped arriving (`invalid_request`, `code` `body_timeout`)."),
+			"413": oauthError("The body is too large (`invalid_request`, `code` `body_too_large`)."),
 			"429": oauthError("Too many failed sign-ins for the account or address (`too_many_requests`).", "Retry-After"),
 			"500": oauthError("Server error (`server_error`)."),
 			"503": oauthError("The database does not answer in time, or the request waited too long for its turn "+

@@ -196,6 +196,7 @@ func StartLogged(t testing.TB, b Backend, logw io.Writer, opts ...func(*config.C
 	// idle-write listener.
 	hs := httptest.NewUnstartedServer(svc.Handler)
 	hs.Config = svc.Handler.HTTPServer(context.Background())
+	hs.Config.Handler = documentedErrors(t, hs.Config.Handler)
 	hs.Listener = svc.Handler.Listener(hs.Listener)
 	hs.Start()
 	t.Cleanup(func() {
