@@ -323,8 +323,9 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 		AccessTTL:    cfg.TokenTTL,
 		RefreshTTL:   30 * 24 * time.Hour,
 		CacheTTL:     2 * time.Second,
-		AccountBrake: limiter("login-account", ratelimit.Rule{Burst: cfg.LoginFailuresPerAccount, Every: time.Minute}),
+		PairBrake:    limiter("login-pair", ratelimit.Rule{Burst: cfg.LoginFailuresPerAccount, Every: time.Minute}),
 		AddressBrake: limiter("login-address", ratelimit.Rule{Burst: cfg.LoginFailuresPerAddress, Every: 10 * time.Second}),
+		AccountBrake: limiter("login-account", ratelimit.Rule{Burst: cfg.LoginFailuresPerAccount, Every: time.Minute}),
 		Metrics:      svc.Metrics,
 	}, log)
 	resolver := tenancy.NewResolver(db, cfg.BaseDomain, 10*time.Second)

@@ -1,9 +1,14 @@
 package auth_test
 
 import (
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"planwerk/internal/config"
 	"planwerk/internal/testenv"
@@ -67,6 +72,122 @@ func TestLoginBrakeParallel(t *testing.T) {
 		wg.Wait()
 		if counts[400] > 3 || counts[429] < 9 {
 			t.Errorf("12 parallel guesses with a brake of 3: %v", counts)
+		}
+	})
+}
+
+// from returns an HTTP client whose connections come from the loopback
+// address ip (Linux routes all of 127.0.0.0/8 to lo).
+func from(ip string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
+	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}, Timeout: 30 * time.Second}
+}
+
+// grantFrom posts a grant from the client address ip.
+func grantFrom(t *testing.T, srv *testenv.Server, ip, slug string, form url.Values) (int, testenv.M) {
+	t.Helper()
+	resp, err := from(ip).Do(srv.TokenRequest(t, slug, form))
+	if err != nil {
+		t.Fatalf("grant from %s: %v", ip, err)
+	}
+	defer resp.Body.Close()
+	var body testenv.M
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	return resp.StatusCode, body
+}
+
+// TestLoginBrakeKeepsOwnerIn: wrong passwords from one address, however
+// many, never refuse the right password from an address without recent
+// failures; an address that has failed is held to the account's brake.
+func TestLoginBrakeKeepsOwnerIn(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		srv := testenv.Start(t, b, func(c *config.Config) {
+			c.LoginFailuresPerAccount = 3
+			c.LoginFailuresPerAddress = 50
+		})
+		tn := srv.CreateTenant(t, "acme")
+		srv.SignIn(t, tn).Member(t, "m@acme.test")
+		bad := testenv.PasswordForm(tn.AdminEmail, "wrong-password")
+		counts := map[int]int{}
+		for range 12 {
+			status, _ := grantFrom(t, srv, "127.0.0.1", tn.Slug, bad)
+			counts[status]++
+		}
+		if counts[400] != 3 || counts[429] != 9 {
+			t.Errorf("12 wrong passwords from one address with a brake of 3: %v", counts)
+		}
+		if status, body := grantFrom(t, srv, "127.0.0.1", tn.Slug, adminForm(tn)); status != 429 {
+			t.Errorf("the right password from the failing address: %d %v, want 429", status, body)
+		}
+		// The owner, from elsewhere: in, again and again.
+		for i := range 5 {
+			if status, body := grantFrom(t, srv, "127.0.0.2", tn.Slug, adminForm(tn)); status != 200 {
+				t.Fatalf("right password %d from an address without failures: %d %v", i, status, body)
+			}
+		}
+		// A third address gets one guess; having failed, the account's
+		// brake (empty) holds it, right password or not.
+		if status, _ := grantFrom(t, srv, "127.0.0.3", tn.Slug, bad); status != 400 {
+			t.Errorf("first guess from a fresh address: %d, want 400", status)
+		}
+		if status, _ := grantFrom(t, srv, "127.0.0.3", tn.Slug, adminForm(tn)); status != 429 {
+			t.Errorf("after failing on an account whose brake is empty: %d, want 429", status)
+		}
+		// Other accounts from the failing address are unaffected.
+		if status, body := grantFrom(t, srv, "127.0.0.1", tn.Slug, testenv.PasswordForm("m@acme.test", "member-password")); status != 200 {
+			t.Errorf("another account from the failing address: %d %v", status, body)
+		}
+	})
+}
+
+// TestLoginBrakeCountsFailuresOnly: correct logins from one address are
+// never refused, however many.
+func TestLoginBrakeCountsFailuresOnly(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		srv := testenv.Start(t, b, func(c *config.Config) {
+			c.LoginFailuresPerAccount = 3
+			c.LoginFailuresPerAddress = 5
+		})
+		tn := srv.CreateTenant(t, "acme")
+		for i := range 60 {
+			if status, body := grantFrom(t, srv, "127.0.0.1", tn.Slug, adminForm(tn)); status != 200 {
+				t.Fatalf("correct login %d: %d %v", i+1, status, body)
+			}
+		}
+		// Two typing errors, then the right password: in, and in again.
+		bad := testenv.PasswordForm(tn.AdminEmail, "typo")
+		for i := range 2 {
+			if status, _ := grantFrom(t, srv, "127.0.0.1", tn.Slug, bad); status != 400 {
+				t.Errorf("typo %d: %d, want 400", i+1, status)
+			}
+		}
+		for i := range 10 {
+			if status, _ := grantFrom(t, srv, "127.0.0.1", tn.Slug, adminForm(tn)); status != 200 {
+				t.Fatalf("correct login %d after two typos: %d", i+1, status)
+			}
+		}
+	})
+}
+
+// TestClientSecretBrake: wrong client secrets are braked like passwords;
+// the right secret from another address still gets its token.
+func TestClientSecretBrake(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		srv := testenv.Start(t, b, func(c *config.Config) { c.LoginFailuresPerAccount = 3 })
+		tn := srv.CreateTenant(t, "acme")
+		admin := srv.SignIn(t, tn)
+		client := admin.APIClient(t, "sync", admin.UserID, "read")
+		id, secret := client["clientId"].(string), client["clientSecret"].(string)
+		counts := map[int]int{}
+		for range 6 {
+			status, _ := grantFrom(t, srv, "127.0.0.1", tn.Slug, testenv.ClientForm(id, "pws_guess"))
+			counts[status]++
+		}
+		if counts[401] != 3 || counts[429] != 3 {
+			t.Errorf("6 wrong secrets with a brake of 3: %v", counts)
+		}
+		if status, body := grantFrom(t, srv, "127.0.0.2", tn.Slug, testenv.ClientForm(id, secret)); status != 200 {
+			t.Errorf("the right secret from another address: %d %v", status, body)
 		}
 	})
 }

@@ -200,7 +200,7 @@ func TestTokenEndpointErrors(t *testing.T) {
 			{"wrong content type", tn.Slug, "", "application/json", good, "invalid_request", ""},
 			{"missing grant_type", tn.Slug, "", "", with(func(v url.Values) { v.Del("grant_type") }), "invalid_request", ""},
 			{"authorization_code", tn.Slug, "", "", with(func(v url.Values) { v.Set("grant_type", "authorization_code"); v.Set("code", "x") }), "unsupported_grant_type", ""},
-			{"client_credentials", tn.Slug, "", "", with(func(v url.Values) { v.Set("grant_type", "client_credentials") }), "unsupported_grant_type", ""},
+			{"implicit", tn.Slug, "", "", with(func(v url.Values) { v.Set("grant_type", "implicit") }), "unsupported_grant_type", ""},
 			{"missing client_id", tn.Slug, "", "", with(func(v url.Values) { v.Del("client_id") }), "invalid_request", ""},
 			{"missing client_secret", tn.Slug, "", "", with(func(v url.Values) { v.Del("client_secret") }), "invalid_request", ""},
 			{"missing username", tn.Slug, "", "", with(func(v url.Values) { v.Del("username") }), "invalid_request", ""},

@@ -2,15 +2,13 @@ package auth
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
-	"planwerk/internal/errs"
 	"sync"
 	"time"
 
+	"planwerk/internal/errs"
 	"planwerk/internal/metrics"
 	"planwerk/internal/ratelimit"
 	"planwerk/internal/store"
@@ -24,26 +22,22 @@ var (
 	ErrUnauthorized = errors.New("unauthorized")
 )
 
-// throttled refuses a login because too many failed for the account or
-// the address.
-func throttled(wait time.Duration) error {
-	e := errs.New(errs.Throttled, "too_many_requests", "too many failed logins; try again later")
-	e.RetryAfter = wait
-	return e
-}
-
 // Principal is the authenticated caller of a request.
 type Principal struct {
 	TenantID int64
 	UserID   int64
 	IsAdmin  bool
+	// ReadOnly: the token's scope is read; every write is refused
+	// (insufficient_scope).
+	ReadOnly bool
 }
 
 // Grant is an issued token pair.
 type Grant struct {
 	AccessToken  string
-	RefreshToken string
-	ExpiresIn    int64 // seconds
+	RefreshToken string // none for API clients
+	ExpiresIn    int64  // seconds
+	Scope        string // API clients' tokens only
 }
 
 // Config tunes the Service.
@@ -54,72 +48,61 @@ type Config struct {
 	// asking the database again; a token revoked on another instance stays
 	// usable here for at most this long.
 	CacheTTL time.Duration
-	// AccountBrake and AddressBrake count failed logins per account and per
-	// client address.
-	AccountBrake ratelimit.Limiter
+	// The login brake (see brake.go) counts failed sign-ins per account
+	// and client address, per address, and per account.
+	PairBrake    ratelimit.Limiter
 	AddressBrake ratelimit.Limiter
-	// Metrics counts login failures and brake refusals; may be nil.
+	AccountBrake ratelimit.Limiter
+	// Metrics counts grants and brake refusals; may be nil.
 	Metrics *metrics.Metrics
 }
 
 // Store is what sign-in needs of the database.
 type Store interface {
+	ClientStore
 	Tx(ctx context.Context, fn func(q store.Querier) error) error
 	UserByEmail(ctx context.Context, tenantID int64, email string) (store.User, error)
 	InsertTokens(ctx context.Context, q store.Querier, tenantID int64, p store.TokenPair) error
 	AccessTokenByHash(ctx context.Context, tenantID int64, hash []byte) (store.AccessToken, error)
 	SpendRefreshToken(ctx context.Context, q store.Querier, tenantID int64, hash []byte, now time.Time) (userID int64, family []byte, err error)
 	RevokeFamily(ctx context.Context, q store.Querier, tenantID int64, family []byte) error
+	RevokeAccessToken(ctx context.Context, q store.Querier, tenantID int64, hash []byte) (bool, error)
+	RefreshTokenFamily(ctx context.Context, q store.Querier, tenantID int64, hash []byte) ([]byte, error)
 }
 
 // Service runs the OAuth2 grants and checks bearer tokens.
 type Service struct {
-	db     Store
-	hasher *Hasher
-	cfg    Config
-	log    *slog.Logger
-	now    func() time.Time
-	cache  tokenCache
+	db      Store
+	clients ClientStore
+	hasher  *Hasher
+	cfg     Config
+	log     *slog.Logger
+	now     func() time.Time
+	cache   tokenCache
 }
 
 // NewService returns a Service on db.
 func NewService(db Store, hasher *Hasher, cfg Config, log *slog.Logger) *Service {
-	return &Service{db: db, hasher: hasher, cfg: cfg, log: log, now: time.Now,
+	return &Service{db: db, clients: db, hasher: hasher, cfg: cfg, log: log, now: time.Now,
 		cache: tokenCache{entries: make(map[[32]byte]cachedToken)}}
 }
 
 // PasswordGrant checks an e-mail address and password in the tenant and
-// issues a new token pair.
+// issues a new token pair. The login brake holds failed attempts.
 func (s *Service) PasswordGrant(ctx context.Context, tenantID int64, email, password, addr string) (Grant, error) {
-	accountKey := fmt.Sprintf("login:%d:%s", tenantID, brakeDigest(store.EmailKey(email)))
-	addressKey := "login-addr:" + brakeDigest(addr)
-	// Every attempt is counted before the password is checked: counting
-	// only failures, after the slow check, would let parallel guesses all
-	// pass the brake before the first failure is recorded.
-	if err := s.takeAttempt(ctx, accountKey, addressKey); err != nil {
-		return Grant{}, err
-	}
-	user, err := s.db.UserByEmail(ctx, tenantID, email)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		s.hasher.VerifyDummy(ctx, password)
-		return Grant{}, s.failLogin()
-	case err != nil:
-		return Grant{}, fmt.Errorf("password grant: %w", err)
-	}
-	if user.PasswordHash == "" { // a user who cannot sign in: no password set
-		s.hasher.VerifyDummy(ctx, password)
-		return Grant{}, s.failLogin()
-	}
-	ok, err := s.hasher.Verify(ctx, password, user.PasswordHash)
+	keys := newBrakeKeys(fmt.Sprintf("login:%d:%s", tenantID, brakeDigest(store.EmailKey(email))), addr)
+	var user store.User
+	err := s.braked(ctx, keys, func() error {
+		var err error
+		user, err = s.checkPassword(ctx, tenantID, email, password)
+		return err
+	})
 	if err != nil {
-		return Grant{}, fmt.Errorf("password grant: %w", err)
-	}
-	if !ok {
-		return Grant{}, s.failLogin()
-	}
-	if err := s.cfg.AccountBrake.Reset(ctx, accountKey); err != nil {
-		s.log.Warn("reset login brake", "err", err)
+		s.cfg.Metrics.Grant("password", outcome(err))
+		if failed(err) {
+			s.cfg.Metrics.LoginFailed()
+		}
+		return Grant{}, err
 	}
 	var g Grant
 	err = s.db.Tx(ctx, func(q store.Querier) error {
@@ -129,42 +112,62 @@ func (s *Service) PasswordGrant(ctx context.Context, tenantID int64, email, pass
 	if err != nil {
 		return Grant{}, fmt.Errorf("password grant: %w", err)
 	}
+	s.cfg.Metrics.Grant("password", "ok")
 	return g, nil
 }
 
-// brakeDigest is the fixed-size stand-in for a client-chosen part of a
-// brake key: a megabyte-long username costs the brake's memory, in the
-// process and in Redis, what a short one costs.
-func brakeDigest(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return base64.RawURLEncoding.EncodeToString(sum[:16])
-}
-
-// takeAttempt counts a login attempt against the account's and the
-// address's brakes, or refuses it (errs.Throttled).
-func (s *Service) takeAttempt(ctx context.Context, accountKey, addressKey string) error {
-	for i, l := range []ratelimit.Limiter{s.cfg.AccountBrake, s.cfg.AddressBrake} {
-		wait, err := l.Take(ctx, []string{accountKey, addressKey}[i])
-		if err != nil {
-			return fmt.Errorf("login brake: %w", err)
-		}
-		if wait > 0 {
-			s.cfg.Metrics.RateLimited("login")
-			return throttled(wait)
-		}
+// checkPassword finds the user and checks the password, spending the same
+// time whether the user exists or not.
+func (s *Service) checkPassword(ctx context.Context, tenantID int64, email, password string) (store.User, error) {
+	user, err := s.db.UserByEmail(ctx, tenantID, email)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		s.hasher.VerifyDummy(ctx, password)
+		return store.User{}, ErrInvalidGrant
+	case err != nil:
+		return store.User{}, fmt.Errorf("password grant: %w", err)
 	}
-	return nil
+	if user.PasswordHash == "" { // a user who cannot sign in: no password set
+		s.hasher.VerifyDummy(ctx, password)
+		return store.User{}, ErrInvalidGrant
+	}
+	ok, err := s.hasher.Verify(ctx, password, user.PasswordHash)
+	if err != nil {
+		return store.User{}, fmt.Errorf("password grant: %w", err)
+	}
+	if !ok {
+		return store.User{}, ErrInvalidGrant
+	}
+	return user, nil
 }
 
-// failLogin records a failed login and returns the error for the client.
-func (s *Service) failLogin() error {
-	s.cfg.Metrics.LoginFailed()
-	return ErrInvalidGrant
+// outcome labels a refused grant for the metrics.
+func outcome(err error) string {
+	switch e, _ := errs.As(err); {
+	case errors.Is(err, ErrInvalidGrant):
+		return "invalid_grant"
+	case errors.Is(err, ErrInvalidClient):
+		return "invalid_client"
+	case e != nil && e.Kind == errs.Throttled:
+		return "throttled"
+	default:
+		return "error"
+	}
 }
 
 // RefreshGrant spends a refresh token and issues a new pair in the same
 // family. A refresh token that was already spent revokes the whole family.
 func (s *Service) RefreshGrant(ctx context.Context, tenantID int64, refreshToken string) (Grant, error) {
+	g, err := s.refreshGrant(ctx, tenantID, refreshToken)
+	if err != nil {
+		s.cfg.Metrics.Grant("refresh_token", outcome(err))
+	} else {
+		s.cfg.Metrics.Grant("refresh_token", "ok")
+	}
+	return g, err
+}
+
+func (s *Service) refreshGrant(ctx context.Context, tenantID int64, refreshToken string) (Grant, error) {
 	var (
 		g      Grant
 		reused bool
@@ -194,6 +197,38 @@ func (s *Service) RefreshGrant(ctx context.Context, tenantID int64, refreshToken
 		return Grant{}, ErrInvalidGrant
 	}
 	return g, nil
+}
+
+// Revoke ends a token (RFC 7009): an access token alone, a refresh token
+// with its whole family. An unknown token is no error. hint
+// ("access_token" or "refresh_token") only says which to look up first.
+func (s *Service) Revoke(ctx context.Context, tenantID int64, token, hint string) error {
+	hash := hashToken(token)
+	refreshFirst := hint == "refresh_token"
+	err := s.db.Tx(ctx, func(q store.Querier) error {
+		for i := range 2 {
+			if (i == 0) == refreshFirst {
+				family, err := s.db.RefreshTokenFamily(ctx, q, tenantID, hash[:])
+				if errors.Is(err, store.ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				return s.db.RevokeFamily(ctx, q, tenantID, family)
+			}
+			found, err := s.db.RevokeAccessToken(ctx, q, tenantID, hash[:])
+			if err != nil || found {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("revoke token: %w", err)
+	}
+	s.cache.clear()
+	return nil
 }
 
 func (s *Service) issue(ctx context.Context, q store.Querier, tenantID, userID int64, family []byte) (Grant, error) {
@@ -230,7 +265,7 @@ func (s *Service) Authenticate(ctx context.Context, tenantID int64, token string
 	if t.Revoked || !now.Before(t.ExpiresAt) {
 		return Principal{}, ErrUnauthorized
 	}
-	p := Principal{TenantID: tenantID, UserID: t.UserID, IsAdmin: t.IsAdmin}
+	p := Principal{TenantID: tenantID, UserID: t.UserID, IsAdmin: t.IsAdmin, ReadOnly: t.Scope == ScopeRead}
 	until := now.Add(s.cfg.CacheTTL)
 	if t.ExpiresAt.Before(until) {
 		until = t.ExpiresAt

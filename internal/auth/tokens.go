@@ -12,13 +12,18 @@ const (
 	refreshPrefix = "pwr_"
 )
 
-// newToken returns a random token with the given prefix and its hash.
+// newToken returns a random token (256 bits) with the given prefix and its hash.
 func newToken(prefix string) (string, []byte) {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
-	token := prefix + base64.RawURLEncoding.EncodeToString(b)
+	token := randomString(prefix, 32)
 	h := hashToken(token)
 	return token, h[:]
+}
+
+// randomString is prefix followed by n random bytes, base64url-encoded.
+func randomString(prefix string, n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
+	return prefix + base64.RawURLEncoding.EncodeToString(b)
 }
 
 // hashToken is the stored form of a token. Tokens carry 256 random bits, so

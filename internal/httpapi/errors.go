@@ -179,6 +179,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		}
 		w.Header().Set("WWW-Authenticate", challenge)
 	}
+	if a.Code == "insufficient_scope" { // RFC 6750 §3.1
+		w.Header().Set("WWW-Authenticate", `Bearer realm="planwerk", error="insufficient_scope", scope="read write"`)
+	}
 	if a.RetryAfter > 0 {
 		w.Header().Set("Retry-After", retryAfterSeconds(a.RetryAfter))
 	}

@@ -43,7 +43,10 @@ func scrape(t *testing.T, srv *testenv.Server) string {
 // upload, and finds each in GET /metrics.
 func TestMetrics(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
-		srv := testenv.Start(t, b, func(c *config.Config) { c.FileRate = 2 })
+		srv := testenv.Start(t, b, func(c *config.Config) {
+			c.FileRate = 2
+			c.LoginFailuresPerAccount = 1
+		})
 		tn := srv.CreateTenant(t, "acme")
 		c := srv.SignIn(t, tn)
 		for i := 0; i < 3; i++ {
@@ -54,6 +57,8 @@ func TestMetrics(t *testing.T) {
 		bad := testenv.PasswordForm(tn.AdminEmail, tn.Password)
 		bad.Set("password", "wrong-password")
 		srv.Grant(t, tn.Slug, bad)
+		srv.Grant(t, tn.Slug, bad) // the brake holds the second
+		c.ClientSignIn(t, c.APIClient(t, "sync", c.UserID, "read"))
 
 		project := c.Create(t, "projects", testenv.M{"name": "P"})
 		doc := c.Create(t, "documents", testenv.M{"model": "project", "record": testenv.ID(t, project), "category": 7})
@@ -78,6 +83,11 @@ func TestMetrics(t *testing.T) {
 			{`planwerk_http_requests_total{method="POST",route="POST /oauth2/token",status="400"}`, 1},
 			{`planwerk_http_request_duration_seconds_count{method="GET",route="GET /v1/users/me"}`, 3},
 			{`planwerk_login_failures_total`, 1},
+			{`planwerk_oauth_grants_total{grant_type="password",outcome="ok"}`, 1},
+			{`planwerk_oauth_grants_total{grant_type="password",outcome="invalid_grant"}`, 1},
+			{`planwerk_oauth_grants_total{grant_type="password",outcome="throttled"}`, 1},
+			{`planwerk_oauth_grants_total{grant_type="client_credentials",outcome="ok"}`, 1},
+			{`planwerk_login_brake_refusals_total{reason="account_address"}`, 1},
 			{`planwerk_rate_limited_total{limit="files"}`, 1},
 			{`planwerk_upload_bytes_total`, 2000},
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"planwerk/internal/auth"
+	"planwerk/internal/errs"
 	"planwerk/internal/gate"
 	"planwerk/internal/store"
 )
@@ -177,6 +178,11 @@ func (s *Server) withAuth(next http.Handler) http.Handler {
 		p, err := s.auth.Authenticate(r.Context(), info.tenant.ID, token)
 		if err != nil {
 			return err
+		}
+		if p.ReadOnly && r.Method != http.MethodGet && r.Method != http.MethodHead {
+			// Every route but GET writes: one check covers them all.
+			return errs.New(errs.Forbidden, "insufficient_scope",
+				`the token's scope is "read": writes need a token with the scope "read write"`)
 		}
 		info.principal = p
 		next.ServeHTTP(w, r)

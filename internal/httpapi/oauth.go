@@ -35,71 +35,142 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		s.writeOAuthError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"access_token":  g.AccessToken,
-		"token_type":    "Bearer",
-		"expires_in":    g.ExpiresIn,
-		"refresh_token": g.RefreshToken,
-	})
+	body := map[string]any{"access_token": g.AccessToken, "token_type": "Bearer", "expires_in": g.ExpiresIn}
+	if g.RefreshToken != "" {
+		body["refresh_token"] = g.RefreshToken
+	}
+	if g.Scope != "" {
+		body["scope"] = g.Scope
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
+// grantTypes are the grants the token endpoint runs.
+var grantTypes = map[string]bool{"password": true, "refresh_token": true, "client_credentials": true}
+
 func (s *Server) grant(r *http.Request) (auth.Grant, error) {
-	if !isFormContentType(r.Header.Get("Content-Type")) {
-		return auth.Grant{}, oauthFail(http.StatusBadRequest, "invalid_request",
-			"the body must be application/x-www-form-urlencoded")
-	}
-	if err := r.ParseForm(); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return auth.Grant{}, err
-		}
-		return auth.Grant{}, oauthFail(http.StatusBadRequest, "invalid_request", "the form body cannot be parsed")
+	if err := parseOAuthForm(r); err != nil {
+		return auth.Grant{}, err
 	}
 	form := r.PostForm
 	grantType := form.Get("grant_type")
-	switch grantType {
-	case "":
+	switch {
+	case grantType == "":
 		return auth.Grant{}, oauthFail(http.StatusBadRequest, "invalid_request", "grant_type is required")
-	case "password", "refresh_token":
-	default:
+	case !grantTypes[grantType]:
 		return auth.Grant{}, oauthFail(http.StatusBadRequest, "unsupported_grant_type",
-			"grant_type must be password or refresh_token")
+			"grant_type must be password, refresh_token or client_credentials")
 	}
-	if id, secret := clientCredentials(r); id == "" || secret == "" {
+	id, secret := clientCredentials(r)
+	if id == "" || secret == "" {
 		return auth.Grant{}, oauthFail(http.StatusBadRequest, "invalid_request",
 			"client_id and client_secret are required")
 	}
-	tenant, err := s.tenants.Resolve(r)
-	if err != nil {
-		return auth.Grant{}, err
-	}
-	r, release, err := s.enterTenant(r, tenant)
+	r, tenantID, release, err := s.oauthTenant(r)
 	if err != nil {
 		return auth.Grant{}, err
 	}
 	defer release()
 
 	var g auth.Grant
-	if grantType == "password" {
+	switch grantType {
+	case "password":
 		username, password := form.Get("username"), form.Get("password")
 		if username == "" || password == "" {
 			return auth.Grant{}, oauthFail(http.StatusBadRequest, "invalid_request", "username and password are required")
 		}
-		g, err = s.auth.PasswordGrant(r.Context(), tenant.ID, username, password, clientAddr(r))
-	} else {
+		g, err = s.auth.PasswordGrant(r.Context(), tenantID, username, password, s.clientAddress(r))
+	case "refresh_token":
 		refresh := form.Get("refresh_token")
 		if refresh == "" {
 			return auth.Grant{}, oauthFail(http.StatusBadRequest, "invalid_request", "refresh_token is required")
 		}
-		g, err = s.auth.RefreshGrant(r.Context(), tenant.ID, refresh)
+		g, err = s.auth.RefreshGrant(r.Context(), tenantID, refresh)
+	default:
+		g, err = s.auth.ClientCredentialsGrant(r.Context(), tenantID, id, secret, form.Get("scope"), s.clientAddress(r))
 	}
-	if errors.Is(err, auth.ErrInvalidGrant) {
-		if grantType == "password" {
-			return auth.Grant{}, oauthFail(http.StatusBadRequest, "invalid_grant", "wrong e-mail address or password")
-		}
+	switch {
+	case errors.Is(err, auth.ErrInvalidGrant) && grantType == "password":
+		return auth.Grant{}, oauthFail(http.StatusBadRequest, "invalid_grant", "wrong e-mail address or password")
+	case errors.Is(err, auth.ErrInvalidGrant):
 		return auth.Grant{}, oauthFail(http.StatusBadRequest, "invalid_grant", "the refresh token is unknown, expired or already used")
+	case errors.Is(err, auth.ErrInvalidScope):
+		return auth.Grant{}, oauthFail(http.StatusBadRequest, "invalid_scope", `scope must be "read" or "read write", within the client's scope`)
+	case errors.Is(err, auth.ErrInvalidClient):
+		return auth.Grant{}, invalidClient()
 	}
 	return g, err
+}
+
+// revoke is POST /oauth2/revoke (RFC 7009): 200 whether the token was
+// known or not, so that the answer tells nothing about it.
+func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	if err := s.revokeToken(r); err != nil {
+		s.writeOAuthError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+func (s *Server) revokeToken(r *http.Request) error {
+	if err := parseOAuthForm(r); err != nil {
+		return err
+	}
+	token := r.PostForm.Get("token")
+	if token == "" {
+		return oauthFail(http.StatusBadRequest, "invalid_request", "token is required")
+	}
+	id, secret := clientCredentials(r)
+	if id == "" || secret == "" {
+		return oauthFail(http.StatusBadRequest, "invalid_request", "client_id and client_secret are required")
+	}
+	r, tenantID, release, err := s.oauthTenant(r)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := s.auth.CheckClient(r.Context(), tenantID, id, secret, s.clientAddress(r)); errors.Is(err, auth.ErrInvalidClient) {
+		return invalidClient()
+	} else if err != nil {
+		return err
+	}
+	return s.auth.Revoke(r.Context(), tenantID, token, r.PostForm.Get("token_type_hint"))
+}
+
+// parseOAuthForm reads the form body of the token and revocation endpoints.
+func parseOAuthForm(r *http.Request) error {
+	if !isFormContentType(r.Header.Get("Content-Type")) {
+		return oauthFail(http.StatusBadRequest, "invalid_request", "the body must be application/x-www-form-urlencoded")
+	}
+	if err := r.ParseForm(); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		return oauthFail(http.StatusBadRequest, "invalid_request", "the form body cannot be parsed")
+	}
+	return nil
+}
+
+// oauthTenant resolves the request's tenant and takes its turn among the
+// tenant's requests; release ends it.
+func (s *Server) oauthTenant(r *http.Request) (*http.Request, int64, func(), error) {
+	tenant, err := s.tenants.Resolve(r)
+	if err != nil {
+		return r, 0, nil, err
+	}
+	r, release, err := s.enterTenant(r, tenant)
+	if err != nil {
+		return r, 0, nil, err
+	}
+	return r, tenant.ID, release, nil
+}
+
+// invalidClient refuses client authentication (RFC 6749 §5.2): 401, with
+// a Basic challenge when the client used Basic (writeOAuthError adds it).
+func invalidClient() *oauthError {
+	return oauthFail(http.StatusUnauthorized, "invalid_client", "unknown client or wrong client secret")
 }
 
 func (s *Server) writeOAuthError(w http.ResponseWriter, r *http.Request, err error) {
@@ -124,6 +195,11 @@ func (s *Server) writeOAuthError(w http.ResponseWriter, r *http.Request, err err
 	if oe.retryAfter > 0 {
 		w.Header().Set("Retry-After", retryAfterSeconds(oe.retryAfter))
 	}
+	if oe.status == http.StatusUnauthorized {
+		if _, _, basic := r.BasicAuth(); basic {
+			w.Header().Set("WWW-Authenticate", `Basic realm="planwerk"`)
+		}
+	}
 	writeJSON(w, oe.status, map[string]string{
 		"error": oe.err, "error_description": oe.description, "code": code, "message": oe.description,
 	})
@@ -144,9 +220,8 @@ func clientCredentials(r *http.Request) (id, secret string) {
 	return id, secret
 }
 
-// clientAddr is the client's IP address, the key of the per-address login
-// brake. Forwarding headers are not trusted: they are the client's to forge.
-func clientAddr(r *http.Request) string {
+// TEMPORARY until trusted proxies land.
+func (s *Server) clientAddress(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr

@@ -175,6 +175,7 @@ func (s *Server) routes() {
 
 	// The token endpoint needs the tenant but no token; its errors follow RFC 6749.
 	s.route("POST /oauth2/token", Tenant, http.HandlerFunc(s.token))
+	s.route("POST /oauth2/revoke", Tenant, http.HandlerFunc(s.revoke))
 
 	// Data endpoints: tenant, then bearer token.
 	s.data("GET /v1/users/me", s.usersMe)
@@ -182,6 +183,7 @@ func (s *Server) routes() {
 	s.timeRoutes()
 	s.fileRoutes()
 	s.skillRoutes()
+	s.clientRoutes()
 	s.docsRoutes()
 }
 

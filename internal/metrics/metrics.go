@@ -18,6 +18,8 @@ type Metrics struct {
 	uploadBytes   prometheus.Counter
 	rateLimited   *prometheus.CounterVec
 	loginFailures prometheus.Counter
+	grants        *prometheus.CounterVec
+	brakeRefusals *prometheus.CounterVec
 	// redisUp has no labels; as a vector it is exported only once set,
 	// so that a service without Redis does not report it as down.
 	redisUp           *prometheus.GaugeVec
@@ -51,6 +53,14 @@ func New(pools map[string]*sql.DB) *Metrics {
 			Name: "planwerk_login_failures_total",
 			Help: "Password grants refused for a wrong e-mail address or password.",
 		}),
+		grants: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "planwerk_oauth_grants_total",
+			Help: "Token requests by grant type and outcome (ok, invalid_grant, invalid_client, invalid_scope, throttled, error).",
+		}, []string{"grant_type", "outcome"}),
+		brakeRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "planwerk_login_brake_refusals_total",
+			Help: "Sign-ins refused by the login brake, by the bucket that was empty (account_address, address, account).",
+		}, []string{"reason"}),
 		redisUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "planwerk_redis_up",
 			Help: "1 while Redis answers rate-limit calls in time, 0 while limits count per instance.",
@@ -64,7 +74,7 @@ func New(pools map[string]*sql.DB) *Metrics {
 			Help: "Requests that got no slot of a fair share, by share and reason: the tenant's queue was full (queue_full) or the wait ended (timeout).",
 		}, []string{"gate", "reason"}),
 	}
-	m.registry.MustRegister(m.requests, m.duration, m.uploadBytes, m.rateLimited, m.loginFailures,
+	m.registry.MustRegister(m.requests, m.duration, m.uploadBytes, m.rateLimited, m.loginFailures, m.grants, m.brakeRefusals,
 		m.redisUp, m.rateLimitFallback, m.overloaded,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for name, pool := range pools {
@@ -111,6 +121,20 @@ func (m *Metrics) RateLimited(limit string) {
 func (m *Metrics) LoginFailed() {
 	if m != nil {
 		m.loginFailures.Inc()
+	}
+}
+
+// Grant records a token request's outcome.
+func (m *Metrics) Grant(grantType, outcome string) {
+	if m != nil {
+		m.grants.WithLabelValues(grantType, outcome).Inc()
+	}
+}
+
+// BrakeRefused records a sign-in refused by the login brake.
+func (m *Metrics) BrakeRefused(reason string) {
+	if m != nil {
+		m.brakeRefusals.WithLabelValues(reason).Inc()
 	}
 }
 

@@ -60,12 +60,14 @@ const (
 	tagApproval   = "Approval"
 	tagAnalytics  = "Analytics"
 	tagFiles      = "Files"
+	tagClients    = "ApiClients"
 	tagOperations = "Operations"
 	tagDocs       = "Documentation"
 )
 
 var tagDescriptions = map[string]string{
-	tagAuth:       "OAuth 2.0 password and refresh-token grants (RFC 6749).",
+	tagAuth:       "OAuth 2.0 password, refresh-token and client-credentials grants (RFC 6749), revocation (RFC 7009).",
+	tagClients:    "Credentials for integrations: the client-credentials grant gives them tokens of a user within a scope.",
 	tagAccount:    "The tenant's account settings.",
 	tagApproval:   "Approving and unapproving project days.",
 	tagAnalytics:  "Time totals.",
@@ -76,7 +78,7 @@ var tagDescriptions = map[string]string{
 
 // tagGroups order the sidebar; a nil Tags is the resources' group.
 var tagGroups = []TagGroup{
-	{Name: "Authentication", Tags: []string{tagAuth}},
+	{Name: "Authentication", Tags: []string{tagAuth, tagClients}},
 	{Name: "Time and approval", Tags: []string{tagAccount, tagApproval, tagAnalytics}},
 	{Name: "Files", Tags: []string{tagFiles}},
 	{Name: "Resources"},
@@ -125,13 +127,27 @@ const (
 		"it is stored and returned in UTC with milliseconds, further digits cut off."
 )
 
+// scopes are the scope tokens a token may carry.
+func scopes() map[string]string {
+	return map[string]string{
+		"read":  "Read every resource the user may read.",
+		"write": "Create, change and delete what the user may (with read: the scope `read write`).",
+	}
+}
+
 func securitySchemes() map[string]SecurityScheme {
 	return map[string]SecurityScheme{
 		SchemeOAuth2: {
 			Type: "oauth2",
-			Description: "OAuth 2.0 password grant at `" + TokenURL + "` (form-encoded; `client_id` and `client_secret` " +
-				"are required but not validated, as form fields or HTTP Basic). The tenant header is required there too.",
-			Flows: &OAuthFlows{Password: &OAuthFlow{TokenURL: TokenURL, RefreshURL: TokenURL, Scopes: map[string]string{}}},
+			Description: "OAuth 2.0 at `" + TokenURL + "` (form-encoded; the tenant header is required there too). The " +
+				"password grant signs a user in (`client_id` and `client_secret` are required but not validated, as form " +
+				"fields or HTTP Basic) with the scopes `read write`. The client_credentials grant gives an API client " +
+				"(`/v1/api-clients`) a token of its user within its scope: `read` or `read write`. A `read` token gets 403 " +
+				"`insufficient_scope` on every write. Tokens end early at `" + RevokeURL + "` (RFC 7009).",
+			Flows: &OAuthFlows{
+				Password:          &OAuthFlow{TokenURL: TokenURL, RefreshURL: TokenURL, Scopes: scopes()},
+				ClientCredentials: &OAuthFlow{TokenURL: TokenURL, Scopes: scopes()},
+			},
 		},
 		SchemeBearer: {
 			Type:         "http",
@@ -202,7 +218,8 @@ func (b *builder) common() {
 	c.Responses["Unauthorized"] = errorAnswer("The bearer token is missing, unknown, expired, revoked or of another tenant "+
 		"(`unauthorized`).", "WWW-Authenticate")
 	c.Responses["Forbidden"] = errorAnswer("The caller may not do this (`forbidden`: for example a member writing another user's " +
-		"records), or a WORK time entry on an approved project day (`day_approved`).")
+		"records), a WORK time entry on an approved project day (`day_approved`), or a write with a token of the scope " +
+		"`read` (`insufficient_scope`, with `WWW-Authenticate: Bearer error=\"insufficient_scope\"`).")
 	c.Responses["NotFound"] = errorAnswer("No such record in the tenant, or the caller may not see it (`not_found`).")
 	c.Responses["Conflict"] = errorAnswer("The record conflicts with an existing one (`conflict`).")
 	c.Responses["PayloadTooLarge"] = errorAnswer("The request body is too large (`body_too_large`).")

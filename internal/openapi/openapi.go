@@ -197,7 +197,8 @@ type SecurityScheme struct {
 
 // OAuthFlows are the OAuth2 flows of a scheme.
 type OAuthFlows struct {
-	Password *OAuthFlow `json:"password,omitempty"`
+	Password          *OAuthFlow `json:"password,omitempty"`
+	ClientCredentials *OAuthFlow `json:"clientCredentials,omitempty"`
 }
 
 // OAuthFlow is one OAuth2 flow.
@@ -212,7 +213,8 @@ const (
 	SchemeOAuth2 = "OAuth2Password"
 	SchemeBearer = "BearerAuth"
 	// TokenURL is the token endpoint.
-	TokenURL = "/oauth2/token"
+	TokenURL  = "/oauth2/token"
+	RevokeURL = "/oauth2/revoke"
 )
 
 // Build returns the document of the API: the resources of reg and the
@@ -385,7 +387,11 @@ func (b *builder) route(rt Route) {
 			op.Responses[status] = r
 		}
 	} else {
-		b.errors(op, rt.Auth, len(pathParams(rt.Path)) > 0, d.Errors...)
+		errors := d.Errors
+		if rt.Auth == Bearer && rt.Method != "GET" {
+			errors = append(errors, 403) // a token of the read scope writes nothing
+		}
+		b.errors(op, rt.Auth, len(pathParams(rt.Path)) > 0, errors...)
 		for status, desc := range d.Refusals {
 			op.Responses[strconv.Itoa(status)] = errorResponse(desc, b.doc.Components.Responses[errorResponses[status]])
 		}

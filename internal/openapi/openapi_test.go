@@ -382,8 +382,10 @@ func TestOpenAPIContents(t *testing.T) {
 	if b := ss["BearerAuth"]; b.Type != "http" || b.Scheme != "bearer" {
 		t.Errorf("BearerAuth = %+v", b)
 	}
-	if !strings.Contains(string(out), `"scopes": {}`) {
-		t.Error("OAuth2Password scopes are not {}")
+	if o := ss["OAuth2Password"]; o.Flows == nil || o.Flows.ClientCredentials == nil ||
+		o.Flows.ClientCredentials.TokenURL != "/oauth2/token" || len(o.Flows.ClientCredentials.Scopes) != 2 ||
+		o.Flows.ClientCredentials.Scopes["read"] == "" || o.Flows.ClientCredentials.Scopes["write"] == "" {
+		t.Errorf("OAuth2Password has no client-credentials flow with the scopes read and write: %+v", o.Flows)
 	}
 
 	// Error responses and the Error schema.
@@ -511,7 +513,7 @@ func TestOpenAPIContents(t *testing.T) {
 		t.Errorf("token request body = %+v", tok.Post.RequestBody)
 	}
 	tr := users["TokenRequest"].(map[string]any)
-	if gt := tr["properties"].(map[string]any)["grant_type"].(map[string]any)["enum"]; !slices.Equal(anyStrings(gt), []string{"password", "refresh_token"}) {
+	if gt := tr["properties"].(map[string]any)["grant_type"].(map[string]any)["enum"]; !slices.Equal(anyStrings(gt), []string{"password", "refresh_token", "client_credentials"}) {
 		t.Errorf("TokenRequest.grant_type = %v", gt)
 	}
 	if req := anyStrings(tr["required"]); !slices.Contains(req, "client_id") || !slices.Contains(req, "client_secret") {

@@ -47,6 +47,40 @@ func oauthError(desc string, headers ...string) *Response {
 	return answer("OAuthError", desc, headers...)
 }
 
+// oauthResponses are the error answers of the OAuth endpoints: those all
+// share, and the endpoint's own.
+func oauthResponses(own map[string]*Response) map[string]*Response {
+	all := map[string]*Response{
+		"408": oauthError("The body stopped arriving (`invalid_request`, `code` `body_timeout`)."),
+		"413": oauthError("The body is too large (`invalid_request`, `code` `body_too_large`)."),
+		"429": oauthError("Too many failed sign-ins for the account or address (`too_many_requests`), or the tenant has as "+
+			"many requests waiting as it may (`code` `too_many_requests`).", "Retry-After"),
+		"500": oauthError("Server error (`server_error`)."),
+		"503": oauthError("The database does not answer in time, or the request waited too long for its turn "+
+			"(`temporarily_unavailable`, with `code` `database_unavailable` or `overloaded`).", "Retry-After"),
+		"507": oauthError("The database's disk is full (`temporarily_unavailable`, `code` `insufficient_storage`).", "Retry-After"),
+	}
+	for status, r := range own {
+		all[status] = r
+	}
+	return all
+}
+
+// str is a string schema with a description.
+func str(doc string) Schema { return Schema{"type": "string", "description": doc} }
+
+// clientProperties are an API client's fields as the API shows them.
+func clientProperties() map[string]Schema {
+	return map[string]Schema{
+		"id":        {"type": "integer", "format": "int64", "description": "The record id, for reads and deletes."},
+		"clientId":  str("The `client_id` of the client_credentials grant."),
+		"name":      str("What the integration is."),
+		"user":      {"type": "integer", "format": "int64", "description": "The User the client acts as."},
+		"scope":     {"type": "string", "enum": []string{"read", "read write"}, "description": "What its tokens may do."},
+		"createdAt": {"type": "string", "format": "date-time", "pattern": timestampPattern},
+	}
+}
+
 // fileResponse is a download's answer: the file's bytes, with the headers
 // every download carries and extra ones.
 func fileResponse(desc string, extra ...string) *Response {
@@ -115,30 +149,63 @@ var descriptions = map[string]opDesc{
 		OK:          okContent(200, "The metrics.", "text/plain", Schema{"type": "string"})},
 
 	"POST /oauth2/token": {ID: "issueToken", Tag: tagAuth, Summary: "Get or refresh a token",
-		Description: "OAuth 2.0 token endpoint (RFC 6749), form-encoded: the password grant signs a user in, the " +
-			"refresh_token grant renews a token. `client_id` and `client_secret` are required but not validated; they " +
-			"come as form fields or in an HTTP Basic `Authorization` header (RFC 6749 §2.3.1). A tenant header is " +
-			"required. Refresh tokens rotate: a refresh returns a new refresh token and the old one stops working; " +
-			"reusing a spent refresh token revokes every token of the same login. Other grant types, " +
-			"`authorization_code` included, → `unsupported_grant_type`.",
+		Description: "OAuth 2.0 token endpoint (RFC 6749), form-encoded. The password grant signs a user in and the " +
+			"refresh_token grant renews a token; for both `client_id` and `client_secret` are required but not " +
+			"validated. The client_credentials grant gives an API client (`/v1/api-clients`) an access token (no " +
+			"refresh token) that acts as the client's user within its scope, or the narrower `scope` asked for; a " +
+			"wrong id or secret → 401 `invalid_client`. Credentials come as form fields or in an HTTP Basic " +
+			"`Authorization` header (RFC 6749 §2.3.1). A tenant header is required. Refresh tokens rotate: a refresh " +
+			"returns a new refresh token and the old one stops working; reusing a spent refresh token revokes every " +
+			"token of the same login. Other grant types, `authorization_code` included, → `unsupported_grant_type`. " +
+			"Failed sign-ins (wrong password, wrong client secret) are braked per account and address.",
 		Body: &RequestBody{Required: true, Description: "The grant.", Content: map[string]MediaType{
 			"application/x-www-form-urlencoded": {Schema: schemaRef("TokenRequest")}}},
 		OK: okResp{"200", &Response{Description: "The tokens. Sent with `Cache-Control: no-store`.",
 			Headers: map[string]Header{"Cache-Control": {Description: "`no-store`", Required: true, Schema: Schema{"type": "string"}}},
 			Content: map[string]MediaType{"application/json": {Schema: schemaRef("TokenResponse")}}}},
-		Responses: map[string]*Response{
+		Responses: oauthResponses(map[string]*Response{
 			"400": oauthError("`invalid_request` (a missing field, missing client credentials, a wrong content type; " +
 				"a missing or unknown tenant, with `code` `tenant_required`, `unknown_tenant` or `tenant_mismatch`), " +
-				"`invalid_grant` (wrong e-mail or password; unknown, expired or spent refresh token) or " +
-				"`unsupported_grant_type`."),
-			"408": oauthError("The body stopped arriving (`invalid_request`, `code` `body_timeout`)."),
-			"413": oauthError("The body is too large (`invalid_request`, `code` `body_too_large`)."),
-			"429": oauthError("Too many failed sign-ins for the account or address (`too_many_requests`).", "Retry-After"),
-			"500": oauthError("Server error (`server_error`)."),
-			"503": oauthError("The database does not answer in time, or the request waited too long for its turn "+
-				"(`temporarily_unavailable`, with `code` `database_unavailable` or `overloaded`).", "Retry-After"),
-			"507": oauthError("The database's disk is full (`temporarily_unavailable`, `code` `insufficient_storage`).", "Retry-After"),
-		}},
+				"`invalid_grant` (wrong e-mail or password; unknown, expired or spent refresh token), `invalid_scope` " +
+				"(a scope beyond the client's) or `unsupported_grant_type`."),
+			"401": oauthError("Client authentication failed (`invalid_client`): an unknown client, a wrong secret, a "+
+				"client of another tenant or whose user is gone. With `WWW-Authenticate: Basic` when Basic was used.",
+				"WWW-Authenticate"),
+		})},
+	"POST /oauth2/revoke": {ID: "revokeToken", Tag: tagAuth, Summary: "Revoke a token",
+		Description: "OAuth 2.0 token revocation (RFC 7009), form-encoded: an access token ends at once on this " +
+			"instance and within 2 seconds on the others; a refresh token ends with every token of the same login. " +
+			"200 whether or not the token was known (an unknown or another tenant's token changes nothing). " +
+			"`client_id` and `client_secret` are required as for the grants; an API client's are checked.",
+		Body: &RequestBody{Required: true, Description: "The token.", Content: map[string]MediaType{
+			"application/x-www-form-urlencoded": {Schema: schemaRef("RevokeRequest")}}},
+		OK: okResp{"200", &Response{Description: "Revoked, or unknown. No body."}},
+		Responses: oauthResponses(map[string]*Response{
+			"400": oauthError("`invalid_request` (no `token`, missing client credentials, a wrong content type; a " +
+				"missing or unknown tenant, with `code` `tenant_required`, `unknown_tenant` or `tenant_mismatch`)."),
+			"401": oauthError("An API client's credentials are wrong (`invalid_client`).", "WWW-Authenticate"),
+		})},
+
+	"GET /v1/api-clients": {ID: "listApiClients", Tag: tagClients, Summary: "List the API clients",
+		Description: "Every API client of the tenant, without secrets. Admins only.",
+		OK:          okJSON(200, "The clients, by id.", Schema{"type": "array", "items": schemaRef("ApiClient")}),
+		Errors:      []int{403}},
+	"POST /v1/api-clients": {ID: "createApiClient", Tag: tagClients, Summary: "Create an API client",
+		Description: "Registers credentials for an integration: the client-credentials grant gives it tokens that act " +
+			"as `user` within `scope`. The secret is in this answer only (it is stored as a hash). At most 100 per " +
+			"tenant. Admins only.",
+		Body:     jsonBody("The client.", schemaRef("ApiClientCreate")),
+		OK:       okJSON(201, "The client with its secret. Sent with `Cache-Control: no-store`.", schemaRef("NewApiClient")),
+		Errors:   []int{403, 409, 413, 415},
+		Refusals: map[int]string{409: "The tenant has 100 API clients already (`too_many_clients`)."}},
+	"GET /v1/api-clients/{id}": {ID: "getApiClient", Tag: tagClients, Summary: "Read an API client",
+		Description: "Without its secret. Admins only.",
+		OK:          okJSON(200, "The client.", schemaRef("ApiClient")),
+		Errors:      []int{403}},
+	"DELETE /v1/api-clients/{id}": {ID: "deleteApiClient", Tag: tagClients, Summary: "Delete an API client",
+		Description: "Removes the client and revokes every token it was given (on every instance within 2 seconds). " +
+			"Admins only.",
+		OK: okJSON(200, "The deleted client.", schemaRef("ApiClient"))},
 
 	"GET /v1/users/me": {ID: "getCurrentUser", Tag: "User", Summary: "Read the current user",
 		Description: "The record of the user the token belongs to.",
@@ -200,7 +267,8 @@ var descriptions = map[string]opDesc{
 				"or a body that is not multipart/form-data with a readable part named `file` (`invalid_upload`).",
 			403: "The record already has a file and `delete_others` was not sent (`too_many_uploads`, message " +
 				"`too many uploads`), the file is larger than the size cap (`file_too_large`), the tenant's file " +
-				"storage is full (`storage_full`), or the caller may not write the record (`forbidden`).",
+				"storage is full (`storage_full`), the caller may not write the record (`forbidden`), or the token's scope " +
+				"is `read` (`insufficient_scope`).",
 		}},
 	"GET /v1/files/{model}/{record}": {ID: "listUploads", Tag: tagFiles, Summary: "List a record's upload",
 		PathParams: map[string]Parameter{"model": filesModel},
@@ -268,7 +336,6 @@ func statusSchema(status string) Schema {
 
 // operationSchemas are the schemas of the non-resource operations.
 func operationSchemas() map[string]Schema {
-	str := func(doc string) Schema { return Schema{"type": "string", "description": doc} }
 	seconds := Schema{"type": "object", "description": "Seconds per trackingType.",
 		"required": []string{"WORK", "WORKTIME", "BREAK"},
 		"properties": map[string]Schema{
@@ -280,31 +347,61 @@ func operationSchemas() map[string]Schema {
 		// One flat object rather than a oneOf of the grants: generators
 		// encode no form body that is a union.
 		"TokenRequest": {"type": "object",
-			"description": "A password grant (`username` and `password` required) or a refresh_token grant (`refresh_token` " +
-				"required); the other grant's fields are ignored.",
+			"description": "A password grant (`username` and `password` required), a refresh_token grant (`refresh_token` " +
+				"required) or a client_credentials grant (an API client's `client_id` and `client_secret`, optional " +
+				"`scope`); the other grants' fields are ignored.",
 			"required": []string{"grant_type", "client_id", "client_secret"},
 			"properties": map[string]Schema{
-				"grant_type": {"type": "string", "enum": []string{"password", "refresh_token"},
-					"description": "`password` signs a user in; `refresh_token` renews a token (the refresh token is spent)."},
+				"grant_type": {"type": "string", "enum": []string{"password", "refresh_token", "client_credentials"},
+					"description": "`password` signs a user in; `refresh_token` renews a token (the refresh token is spent); " +
+						"`client_credentials` authenticates an API client."},
+				"scope": {"type": "string", "enum": []string{"read", "read write"},
+					"description": "client_credentials only: a scope within the client's (default: the client's)."},
 				"username":      {"type": "string", "format": "email", "description": "The user's e-mail address; required with the password grant."},
 				"password":      {"type": "string", "format": "password", "description": "The user's password; required with the password grant."},
 				"refresh_token": str("A refresh token of the tenant; required with the refresh_token grant."),
-				"client_id": str("Names the application; not validated. The form field may be left out when an HTTP Basic " +
-					"`Authorization` header carries it."),
-				"client_secret": str("Not validated. The form field may be left out when an HTTP Basic `Authorization` header carries it."),
+				"client_id": str("An API client's id with client_credentials; otherwise names the application, not validated. " +
+					"The form field may be left out when an HTTP Basic `Authorization` header carries it."),
+				"client_secret": str("An API client's secret with client_credentials; otherwise not validated. The form field " +
+					"may be left out when an HTTP Basic `Authorization` header carries it."),
 			}},
-		"TokenResponse": {"type": "object", "required": []string{"access_token", "token_type", "expires_in", "refresh_token"},
+		"TokenResponse": {"type": "object", "required": []string{"access_token", "token_type", "expires_in"},
 			"properties": map[string]Schema{
 				"access_token":  str("The bearer token for data requests."),
 				"token_type":    {"type": "string", "enum": []string{"Bearer"}},
 				"expires_in":    {"type": "integer", "description": "Lifetime of the access token, seconds (about 3600)."},
-				"refresh_token": str("Renews the access token once; rotates."),
+				"refresh_token": str("Renews the access token once; rotates. Not given to API clients."),
+				"scope":         {"type": "string", "enum": []string{"read", "read write"}, "description": "API clients' tokens: their scope."},
+			}},
+		"RevokeRequest": {"type": "object", "required": []string{"token", "client_id", "client_secret"},
+			"properties": map[string]Schema{
+				"token": str("An access or refresh token of the tenant."),
+				"token_type_hint": {"type": "string", "enum": []string{"access_token", "refresh_token"},
+					"description": "Which kind the token is; only speeds up the lookup."},
+				"client_id":     str("As for the grants; an API client's id is checked with its secret."),
+				"client_secret": str("As for the grants."),
+			}},
+		"ApiClient": {"type": "object", "description": "Credentials of an integration (without the secret).",
+			"required":   []string{"id", "clientId", "name", "user", "scope", "createdAt"},
+			"properties": clientProperties()},
+		"NewApiClient": {"type": "object", "description": "A created API client with its secret, shown this once.",
+			"required": []string{"id", "clientId", "clientSecret", "name", "user", "scope", "createdAt"},
+			"properties": func() map[string]Schema {
+				p := clientProperties()
+				p["clientSecret"] = str("The secret for the client_credentials grant. Keep it: it is never shown again.")
+				return p
+			}()},
+		"ApiClientCreate": {"type": "object", "required": []string{"name", "user", "scope"}, "additionalProperties": false,
+			"properties": map[string]Schema{
+				"name":  {"type": "string", "minLength": 1, "maxLength": 200, "description": "What the integration is."},
+				"user":  {"type": "integer", "format": "int64", "description": "The User the client acts as."},
+				"scope": {"type": "string", "enum": []string{"read", "read write"}, "description": "What its tokens may do."},
 			}},
 		"OAuthError": {"type": "object", "description": "RFC 6749 §5.2 error, plus the service's code and message.",
 			"required": []string{"error", "error_description", "code", "message"},
 			"properties": map[string]Schema{
-				"error": {"type": "string", "enum": []string{"invalid_request", "invalid_grant", "unsupported_grant_type",
-					"too_many_requests", "server_error"}},
+				"error": {"type": "string", "enum": []string{"invalid_request", "invalid_client", "invalid_grant", "invalid_scope",
+					"unsupported_grant_type", "too_many_requests", "server_error", "temporarily_unavailable"}},
 				"error_description": str("Human-readable text."),
 				"code":              str("The error code, or a more specific one (for example `tenant_required`)."),
 				"message":           str("The same text as error_description."),

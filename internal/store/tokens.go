@@ -28,6 +28,57 @@ type AccessToken struct {
 	IsAdmin   bool
 	ExpiresAt time.Time
 	Revoked   bool
+	Scope     string // "read" or "read write"
+}
+
+// ClientToken is an access token given to an API client: no refresh
+// token, the client's scope.
+type ClientToken struct {
+	Hash     []byte
+	UserID   int64
+	ClientID int64 // the client's record id
+	FamilyID []byte
+	Scope    string
+	Expiry   time.Time
+}
+
+// InsertClientToken stores an access token given to an API client.
+func (db *DB) InsertClientToken(ctx context.Context, q Querier, tenantID int64, t ClientToken) error {
+	_, err := q.ExecContext(ctx,
+		`INSERT INTO access_tokens (tenant_id, token_hash, user_id, family_id, expires_at, scope, client) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		tenantID, t.Hash, t.UserID, t.FamilyID, t.Expiry.UnixMilli(), t.Scope, t.ClientID)
+	if err != nil {
+		return fmt.Errorf("insert access token: %w", err)
+	}
+	return nil
+}
+
+// RevokeAccessToken revokes one access token; an unknown one is no error.
+func (db *DB) RevokeAccessToken(ctx context.Context, q Querier, tenantID int64, hash []byte) (bool, error) {
+	res, err := q.ExecContext(ctx,
+		`UPDATE access_tokens SET revoked = TRUE WHERE tenant_id = $1 AND token_hash = $2`, tenantID, hash)
+	if err != nil {
+		return false, fmt.Errorf("revoke access token: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("revoke access token: %w", err)
+	}
+	return n > 0, nil
+}
+
+// RefreshTokenFamily returns the family of a refresh token, used or not.
+func (db *DB) RefreshTokenFamily(ctx context.Context, q Querier, tenantID int64, hash []byte) ([]byte, error) {
+	var family []byte
+	err := q.QueryRowContext(ctx,
+		`SELECT family_id FROM refresh_tokens WHERE tenant_id = $1 AND token_hash = $2`, tenantID, hash).Scan(&family)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("refresh token: %w", ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("refresh token: %w", err)
+	}
+	return family, nil
 }
 
 // InsertTokens stores a new access/refresh pair.
@@ -55,10 +106,10 @@ func (db *DB) AccessTokenByHash(ctx context.Context, tenantID int64, hash []byte
 	err := db.lookup.QueryRowContext(ctx,
 		`SELECT t.user_id,
 		        u.is_admin OR u.is_owner,
-		        t.expires_at, t.revoked
+		        t.expires_at, t.revoked, t.scope
 		   FROM access_tokens t JOIN users u ON u.tenant_id = t.tenant_id AND u.id = t.user_id
 		  WHERE t.tenant_id = $1 AND t.token_hash = $2`,
-		tenantID, hash).Scan(&t.UserID, &t.IsAdmin, &expires, &t.Revoked)
+		tenantID, hash).Scan(&t.UserID, &t.IsAdmin, &expires, &t.Revoked, &t.Scope)
 	if errors.Is(err, sql.ErrNoRows) {
 		return AccessToken{}, fmt.Errorf("access token: %w", ErrNotFound)
 	}

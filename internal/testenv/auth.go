@@ -63,3 +63,29 @@ func object(t testing.TB, what string, raw []byte) M {
 	}
 	return m
 }
+
+// ClientForm is the form of a client_credentials grant.
+func ClientForm(clientID, secret string) url.Values {
+	return url.Values{"grant_type": {"client_credentials"}, "client_id": {clientID}, "client_secret": {secret}}
+}
+
+// APIClient creates an API client acting as user within scope and returns
+// its record (with clientId and the one-time clientSecret).
+func (c *Client) APIClient(t testing.TB, name string, user int64, scope string) M {
+	t.Helper()
+	return c.Object(t, http.MethodPost, "/v1/api-clients", M{"name": name, "user": user, "scope": scope}, http.StatusCreated)
+}
+
+// ClientSignIn gets a client_credentials token for an API client record
+// (as APIClient returns it) and returns a Client acting with it.
+func (c *Client) ClientSignIn(t testing.TB, client M) *Client {
+	t.Helper()
+	id, _ := client["clientId"].(string)
+	secret, _ := client["clientSecret"].(string)
+	status, _, body := c.Srv.Grant(t, c.Slug, ClientForm(id, secret))
+	token, _ := body["access_token"].(string)
+	if status != http.StatusOK || token == "" {
+		t.Fatalf("client_credentials grant: %d %v", status, body)
+	}
+	return &Client{Srv: c.Srv, Slug: c.Slug, UserID: Num(client["user"]), Token: token}
+}

@@ -1,0 +1,123 @@
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"time"
+
+	"planwerk/internal/errs"
+	"planwerk/internal/ratelimit"
+)
+
+// The login brake counts failed sign-ins (wrong passwords, wrong client
+// secrets) in three buckets:
+//   - pair: one account from one address;
+//   - address: one address, whatever the account;
+//   - account: one account, whatever the address, but held only against
+//     addresses that have failed recently.
+//
+// So failures from one address never refuse the right password from an
+// address without recent failures, while an attacker spread over many
+// addresses gets one guess per fresh address once the account's bucket is
+// empty. Every attempt takes its events before the slow check, so that
+// parallel guesses cannot all pass before the first failure is recorded;
+// an attempt that succeeds (or fails for another reason) gives them back.
+
+// brakeKeys names the three buckets of one attempt.
+type brakeKeys struct {
+	account, address, pair string
+}
+
+// newBrakeKeys returns the keys of an account (already a bounded string)
+// and a client address.
+func newBrakeKeys(account, addr string) brakeKeys {
+	a := brakeDigest(addr)
+	return brakeKeys{account: account, address: "addr:" + a, pair: account + ":" + a}
+}
+
+// brakeDigest is the fixed-size stand-in for a client-chosen part of a
+// brake key: a megabyte-long username costs the brake's memory, in the
+// process and in Redis, what a short one costs.
+func brakeDigest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return base64.RawURLEncoding.EncodeToString(sum[:16])
+}
+
+// throttled refuses a sign-in because too many failed.
+func throttled(wait time.Duration) error {
+	e := errs.New(errs.Throttled, "too_many_requests", "too many failed logins; try again later")
+	e.RetryAfter = wait
+	return e
+}
+
+// failed reports whether an attempt's error is a failed sign-in, the
+// kind the brake counts.
+func failed(err error) bool {
+	return errors.Is(err, ErrInvalidGrant) || errors.Is(err, ErrInvalidClient)
+}
+
+type bucket struct {
+	limiter ratelimit.Limiter
+	key     string
+	reason  string // for metrics
+}
+
+// braked runs attempt under the brake: refused (errs.Throttled) when a
+// bucket that applies is empty, counted when the attempt fails.
+func (s *Service) braked(ctx context.Context, k brakeKeys, attempt func() error) error {
+	fresh, err := s.cfg.AddressBrake.Fresh(ctx, k.address)
+	if err != nil {
+		return fmt.Errorf("login brake: %w", err)
+	}
+	buckets := []bucket{{s.cfg.PairBrake, k.pair, "account_address"}, {s.cfg.AddressBrake, k.address, "address"}}
+	account := bucket{s.cfg.AccountBrake, k.account, "account"}
+	if !fresh {
+		buckets = append(buckets, account)
+	}
+	taken := make([]bucket, 0, len(buckets))
+	for _, b := range buckets {
+		wait, err := b.limiter.Take(ctx, b.key)
+		if err == nil && wait > 0 {
+			s.cfg.Metrics.BrakeRefused(b.reason)
+			s.cfg.Metrics.RateLimited("login")
+			err = throttled(wait)
+		}
+		if err != nil {
+			s.giveBack(ctx, taken)
+			return err
+		}
+		taken = append(taken, b)
+	}
+	err = attempt()
+	if !failed(err) {
+		s.giveBack(ctx, taken)
+		if err == nil {
+			// The address knows the secret: its earlier failures on this
+			// account were typing errors.
+			if rerr := s.cfg.PairBrake.Reset(context.WithoutCancel(ctx), k.pair); rerr != nil {
+				s.log.Warn("reset login brake", "err", rerr)
+			}
+		}
+		return err
+	}
+	if fresh {
+		// The account counts every failure, a fresh address's first too.
+		if _, terr := account.limiter.Take(context.WithoutCancel(ctx), account.key); terr != nil {
+			s.log.Warn("login brake", "err", terr)
+		}
+	}
+	return err
+}
+
+// giveBack returns the events an attempt took: it did not fail.
+func (s *Service) giveBack(ctx context.Context, taken []bucket) {
+	ctx = context.WithoutCancel(ctx)
+	for _, b := range taken {
+		if err := b.limiter.Refund(ctx, b.key); err != nil {
+			s.log.Warn("login brake: refund", "err", err)
+		}
+	}
+}
