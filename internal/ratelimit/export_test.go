@@ -25,3 +25,7 @@ func (b *Breaker) SetClock(now func() time.Time) {
 	defer b.mu.Unlock()
 	b.now = now
 }
+
+// SetLocalClock replaces the clock of f's in-process count; it must come
+// before the first Take.
+func (f *Fallback) SetLocalClock(now func() time.Time) { f.local.SetClock(now) }

@@ -224,3 +224,25 @@ func (f *Fallback) Reset(ctx context.Context, key string) error {
 	f.breaker.call(ctx, func(ctx context.Context) error { return f.shared.Reset(ctx, key) })
 	return nil
 }
+
+// Refund implements Limiter. Like Reset, it gives back in the process too,
+// since the event may have been counted there during an outage; when
+// Redis is unavailable its count stays until it refills.
+func (f *Fallback) Refund(ctx context.Context, key string) error {
+	_ = f.local.Refund(ctx, key) // never fails
+	f.breaker.call(ctx, func(ctx context.Context) error { return f.shared.Refund(ctx, key) })
+	return nil
+}
+
+// Fresh implements Limiter: Redis's answer while it is available, the
+// process's otherwise.
+func (f *Fallback) Fresh(ctx context.Context, key string) (bool, error) {
+	var fresh bool
+	if f.breaker.call(ctx, func(ctx context.Context) (err error) {
+		fresh, err = f.shared.Fresh(ctx, key)
+		return err
+	}) {
+		return fresh, nil
+	}
+	return f.local.Fresh(ctx, key)
+}

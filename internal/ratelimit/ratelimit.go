@@ -25,6 +25,14 @@ type Limiter interface {
 	Take(ctx context.Context, key string) (time.Duration, error)
 	// Reset forgets key's events.
 	Reset(ctx context.Context, key string) error
+	// Refund gives back one event that Take counted for key, so that a
+	// caller can count an attempt before it knows its outcome and give it
+	// back when the outcome should not count. It never raises key above
+	// its full burst; refunding an unknown key does nothing.
+	Refund(ctx context.Context, key string) error
+	// Fresh reports whether key has no counted events left that have not
+	// refilled: its bucket is full, as that of a key never seen.
+	Fresh(ctx context.Context, key string) (bool, error)
 }
 
 // MaxKeys is how many keys a Memory remembers. Keys are kept as 8-byte
@@ -87,6 +95,38 @@ func (m *Memory) Reset(_ context.Context, key string) error {
 	defer m.mu.Unlock()
 	delete(m.buckets, h)
 	return nil
+}
+
+// Refund implements Limiter. x/time/rate has no way to give back a token
+// that an accepted reservation took, so the token is put back by a
+// reservation of -1 tokens. A bucket that the refund makes full is
+// forgotten instead: a full bucket answers like an unknown key, and
+// x/time/rate would otherwise hold more than Burst tokens until its next
+// refill.
+func (m *Memory) Refund(_ context.Context, key string) error {
+	h := maphash.String(m.seed, key)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b, known := m.buckets[h]
+	if !known {
+		return nil
+	}
+	now := m.now()
+	if b.TokensAt(now)+1 >= float64(m.rule.Burst) {
+		delete(m.buckets, h)
+		return nil
+	}
+	b.ReserveN(now, -1)
+	return nil
+}
+
+// Fresh implements Limiter.
+func (m *Memory) Fresh(_ context.Context, key string) (bool, error) {
+	h := maphash.String(m.seed, key)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b, known := m.buckets[h]
+	return !known || b.TokensAt(m.now()) >= float64(m.rule.Burst), nil
 }
 
 // makeRoom forgets keys when the Memory is full. Full buckets go first:

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
@@ -54,6 +55,7 @@ func orDefault(d, def time.Duration) time.Duration {
 // instance of the service (GCRA, as redis_rate implements it). It waits
 // as long as ctx allows; Fallback bounds that wait.
 type Redis struct {
+	client  *redis.Client
 	limiter *redis_rate.Limiter
 	limit   redis_rate.Limit
 	prefix  string
@@ -63,6 +65,7 @@ type Redis struct {
 // the keys of different rules apart.
 func NewRedis(client *redis.Client, prefix string, rule Rule) *Redis {
 	return &Redis{
+		client:  client,
 		limiter: redis_rate.NewLimiter(client),
 		limit:   redis_rate.Limit{Rate: 1, Burst: rule.Burst, Period: rule.Every},
 		prefix:  "planwerk:rate:" + prefix + ":",
@@ -92,6 +95,68 @@ func (l *Redis) Reset(ctx context.Context, key string) error {
 	return nil
 }
 
+// refundScript gives back one event on a key that redis_rate's GCRA
+// script keeps, in its representation: the theoretical arrival time (TAT)
+// in seconds since 2017-01-01 by Redis's clock, as a number. redis_rate
+// cannot do this with a cost of -1: its script only writes when the key
+// stays in use, so a refund that empties the bucket would leave the old
+// TAT in place. A TAT at or before now is a full bucket, so the key goes.
+//
+// KEYS[1]: the key; ARGV[1]: the emission interval in seconds.
+var refundScript = redis.NewScript(`
+redis.replicate_commands()
+local tat = redis.call("GET", KEYS[1])
+if not tat then
+  return 0
+end
+local t = redis.call("TIME")
+local now = (t[1] - 1483228800) + (t[2] / 1000000)
+local new_tat = math.max(tonumber(tat), now) - tonumber(ARGV[1])
+if new_tat <= now then
+  redis.call("DEL", KEYS[1])
+else
+  redis.call("SET", KEYS[1], new_tat, "EX", math.ceil(new_tat - now))
+end
+return 1
+`)
+
+// freshScript answers 1 when a key of redis_rate's script is a full
+// bucket: absent, or with a TAT that is not after now. It reads Redis's
+// clock, as the writer does, so that the instances' clocks do not matter.
+var freshScript = redis.NewScript(`
+local tat = redis.call("GET", KEYS[1])
+if not tat then
+  return 1
+end
+local t = redis.call("TIME")
+local now = (t[1] - 1483228800) + (t[2] / 1000000)
+if tonumber(tat) <= now then
+  return 1
+end
+return 0
+`)
+
+// Refund implements Limiter.
+func (l *Redis) Refund(ctx context.Context, key string) error {
+	if l.limit.Period <= 0 {
+		return nil // no refill interval: Take counted nothing
+	}
+	interval := strconv.FormatFloat(l.limit.Period.Seconds()/float64(l.limit.Rate), 'f', -1, 64)
+	if err := refundScript.Run(ctx, l.client, []string{l.storedKey(key)}, interval).Err(); err != nil {
+		return fmt.Errorf("rate limit refund: %w", err)
+	}
+	return nil
+}
+
+// Fresh implements Limiter.
+func (l *Redis) Fresh(ctx context.Context, key string) (bool, error) {
+	n, err := freshScript.Run(ctx, l.client, []string{l.storedKey(key)}).Int()
+	if err != nil {
+		return false, fmt.Errorf("rate limit fresh: %w", err)
+	}
+	return n == 1, nil
+}
+
 // maxKeyLen is the longest key stored as it is; longer ones are stored as
 // a digest, so that a key's size in Redis is bounded whatever the client
 // sent.
@@ -104,4 +169,10 @@ func (l *Redis) key(key string) string {
 	}
 	sum := sha256.Sum256([]byte(key))
 	return l.prefix + "sha256:" + base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// storedKey is the key under which redis_rate keeps key's count: it puts
+// a prefix of its own before the key it is given.
+func (l *Redis) storedKey(key string) string {
+	return "rate:" + l.key(key)
 }
