@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -41,6 +42,12 @@ type Config struct {
 	// CORSOrigins are origins (scheme://host[:port]) besides the tenants'
 	// own that browsers may call the API from.
 	CORSOrigins []string
+	// TrustedProxies are the networks of the reverse proxies whose
+	// X-Forwarded-For or Forwarded header names the client.
+	TrustedProxies []netip.Prefix
+	// badProxies keeps what --trusted-proxies could not read, so that
+	// Validate reports it together with the other problems.
+	badProxies []string
 
 	// Not flags: the login brake. Each allows this many failed logins at
 	// once, then one more per refill period.
@@ -98,6 +105,7 @@ func HTTP(c *Config, fs *flag.FlagSet) {
 	durationFlag(fs, &c.WriteIdleTimeout, "write-idle-timeout", "cut off a client that takes or sends no data for this long")
 	durationFlag(fs, &c.ShutdownGrace, "shutdown-grace", "how long requests in flight may finish after SIGTERM")
 	corsOriginsFlag(fs, c)
+	trustedProxiesFlag(fs, c)
 }
 
 // corsOriginsFlag reads comma-separated origins, lower-cased, without a
@@ -112,6 +120,44 @@ func corsOriginsFlag(fs *flag.FlagSet, c *Config) {
 		}
 		return nil
 	})
+}
+
+// trustedProxiesFlag reads comma-separated CIDRs; a bare IP address is a
+// network of that address alone.
+func trustedProxiesFlag(fs *flag.FlagSet, c *Config) {
+	fs.Func("trusted-proxies", "comma-separated networks (10.0.0.0/8, or one IP) of reverse proxies whose X-Forwarded-For or Forwarded header gives the client address", func(s string) error {
+		c.TrustedProxies, c.badProxies = nil, nil
+		for _, v := range strings.Split(s, ",") {
+			if v = strings.TrimSpace(v); v == "" {
+				continue
+			}
+			if p, ok := parseProxy(v); ok {
+				c.TrustedProxies = append(c.TrustedProxies, p)
+			} else {
+				c.badProxies = append(c.badProxies, v)
+			}
+		}
+		return nil
+	})
+}
+
+// parseProxy reads a CIDR or an IP address as a network, masked. An
+// IPv4-mapped IPv6 network becomes the IPv4 network: client addresses are
+// compared unmapped.
+func parseProxy(s string) (netip.Prefix, bool) {
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return netip.Prefix{}, false
+		}
+		a = a.WithZone("")
+		p = netip.PrefixFrom(a, a.BitLen())
+	}
+	if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+		p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+	}
+	return p.Masked(), true
 }
 
 // Files is the file store and its uploads and downloads.
@@ -207,6 +253,14 @@ func (c *Config) Validate() error {
 		if u, err := url.Parse(o); err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" ||
 			u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
 			problems = append(problems, "--cors-origins: "+strconv.Quote(o)+" is not an origin such as https://app.example.com")
+		}
+	}
+	for _, v := range c.badProxies {
+		problems = append(problems, "--trusted-proxies: "+strconv.Quote(v)+" is neither a CIDR such as 10.0.0.0/8 nor an IP address")
+	}
+	for _, p := range c.TrustedProxies {
+		if !p.IsValid() {
+			problems = append(problems, "--trusted-proxies: an empty network")
 		}
 	}
 	if c.MetricsAddr != "" && c.MetricsAddr == c.Addr {

@@ -3,6 +3,7 @@ package config_test
 import (
 	"flag"
 	"io"
+	"net/netip"
 	"reflect"
 	"sort"
 	"strings"
@@ -310,7 +311,7 @@ func TestGroups(t *testing.T) {
 		flags []string
 	}{
 		{"Database", config.Database, []string{"database"}},
-		{"HTTP", config.HTTP, []string{"addr", "base-domain", "metrics-addr", "request-timeout", "write-idle-timeout", "shutdown-grace", "cors-origins"}},
+		{"HTTP", config.HTTP, []string{"addr", "base-domain", "metrics-addr", "request-timeout", "write-idle-timeout", "shutdown-grace", "cors-origins", "trusted-proxies"}},
 		{"Files", config.Files, []string{"files", "public-url", "url-secret", "max-upload-bytes"}},
 		{"Quota", config.Quota, []string{"tenant-storage-bytes"}},
 		{"Limits", config.Limits, []string{"redis", "file-rate"}},
@@ -392,5 +393,60 @@ func TestCORSOrigins(t *testing.T) {
 				t.Errorf("%s %q: %q, %v; want %q", how, c.value, cfg.CORSOrigins, err, c.want)
 			}
 		}
+	}
+}
+
+func TestTrustedProxies(t *testing.T) {
+	prefixes := func(ss ...string) []netip.Prefix {
+		var ps []netip.Prefix
+		for _, s := range ss {
+			ps = append(ps, netip.MustParsePrefix(s))
+		}
+		return ps
+	}
+	for _, c := range []struct {
+		value string
+		want  []netip.Prefix // nil with bad: refused by Validate
+		bad   bool
+	}{
+		{value: "10.0.0.0/8", want: prefixes("10.0.0.0/8")},
+		{value: " 10.1.2.3/8 , 192.168.0.1,2001:db8::/32,", want: prefixes("10.0.0.0/8", "192.168.0.1/32", "2001:db8::/32")},
+		{value: "2001:db8::1", want: prefixes("2001:db8::1/128")},
+		{value: "fe80::1%eth0", want: prefixes("fe80::1/128")},
+		{value: "::ffff:10.0.0.1", want: prefixes("10.0.0.1/32")},
+		{value: "::ffff:10.0.0.0/104", want: prefixes("10.0.0.0/8")},
+		{value: "", want: nil},
+		{value: "10.0.0.0/33", bad: true},
+		{value: "10.0.0.0/8,proxy.example.com", bad: true},
+		{value: "10.0.0", bad: true},
+		{value: "10.0.0.1:8080", bad: true},
+		{value: "*", bad: true},
+	} {
+		for _, how := range []string{"flag", "env"} {
+			var cfg config.Config
+			var err error
+			if how == "flag" {
+				cfg, err = parse([]string{"--trusted-proxies", c.value}, nil)
+			} else {
+				cfg, err = parse(nil, map[string]string{"PLANWERK_TRUSTED_PROXIES": c.value})
+			}
+			if err != nil {
+				t.Fatalf("%s %q: %v", how, c.value, err)
+			}
+			err = cfg.Validate()
+			switch {
+			case c.bad && (err == nil || !strings.Contains(err.Error(), "--trusted-proxies")):
+				t.Errorf("%s %q: Validate = %v, want an error naming --trusted-proxies", how, c.value, err)
+			case !c.bad && (err != nil || !reflect.DeepEqual(cfg.TrustedProxies, c.want)):
+				t.Errorf("%s %q: %v, %v; want %v", how, c.value, cfg.TrustedProxies, err, c.want)
+			}
+		}
+	}
+
+	// A network set in code is checked too.
+	cfg := config.Default()
+	cfg.TrustedProxies = []netip.Prefix{{}}
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "--trusted-proxies") {
+		t.Errorf("Validate of an invalid network = %v, want an error naming --trusted-proxies", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -50,6 +51,9 @@ type Config struct {
 	// CORSOrigins are the origins besides the tenants' own whose browser
 	// requests get CORS headers (lower case, scheme://host[:port]).
 	CORSOrigins []string
+	// TrustedProxies are the networks of the reverse proxies whose
+	// forwarding headers name the client (see clientAddress).
+	TrustedProxies []netip.Prefix
 }
 
 // Deps are the parts the HTTP edge talks to.
