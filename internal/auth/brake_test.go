@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"sync"
@@ -188,6 +189,37 @@ func TestClientSecretBrake(t *testing.T) {
 		}
 		if status, body := grantFrom(t, srv, "127.0.0.2", tn.Slug, testenv.ClientForm(id, secret)); status != 200 {
 			t.Errorf("the right secret from another address: %d %v", status, body)
+		}
+	})
+}
+
+// TestLoginBrakeBehindProxy: with --trusted-proxies the brake keys on the
+// client the proxy names in X-Forwarded-For; without it, on the peer,
+// whatever the header says.
+func TestLoginBrakeBehindProxy(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		for _, trusted := range []bool{true, false} {
+			srv := testenv.Start(t, b, func(c *config.Config) {
+				c.LoginFailuresPerAccount = 3
+				if trusted {
+					c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+				}
+			})
+			tn := srv.CreateTenant(t, "acme")
+			via := func(client string, form url.Values) int {
+				req := srv.TokenRequest(t, tn.Slug, form)
+				// A client-chosen entry first, then what the proxy saw.
+				req.Header.Set("X-Forwarded-For", "203.0.113.99, "+client)
+				status, _, _ := testenv.Answer(t, req)
+				return status
+			}
+			for range 4 {
+				via("198.51.100.1", testenv.PasswordForm(tn.AdminEmail, "wrong"))
+			}
+			got := via("198.51.100.2", adminForm(tn))
+			if want := map[bool]int{true: 200, false: 429}[trusted]; got != want {
+				t.Errorf("trusted proxies %v: the right password from another forwarded client: %d, want %d", trusted, got, want)
+			}
 		}
 	})
 }

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"errors"
-	"net"
 	"net/http"
 	"net/url"
 	"time"
@@ -218,13 +217,4 @@ func clientCredentials(r *http.Request) (id, secret string) {
 		}
 	}
 	return id, secret
-}
-
-// TEMPORARY until trusted proxies land.
-func (s *Server) clientAddress(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }
