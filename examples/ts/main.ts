@@ -36,6 +36,8 @@ function fail(step: string, error: unknown, response: Response): never {
 async function main(): Promise<void> {
 	const first = await token({ grant_type: "password", username: user, password });
 	console.log(`token: password grant, expires in ${Math.round(first.expires_in / 60)}m`);
+	// Sign-ins get a refresh token (API clients' tokens do not).
+	if (!first.refresh_token) throw new Error("password grant: no refresh token");
 	const tok = await token({ grant_type: "refresh_token", refresh_token: first.refresh_token });
 	if (tok.access_token === first.access_token) throw new Error("refresh: the token was not renewed");
 	console.log("token: renewed with the refresh token");
