@@ -16,25 +16,28 @@ type Kind int
 
 // The kinds of refusal.
 const (
-	Invalid          Kind = iota + 1 // the request or a field of it is not valid
-	Unauthorized                     // no valid credentials
-	Forbidden                        // the caller may not do this
-	NotFound                         // no such record or endpoint
-	MethodNotAllowed                 // the path does not take this method
-	Timeout                          // the client stopped sending the body
-	Conflict                         // the request conflicts with the stored state
-	TooLarge                         // the body is larger than allowed
-	URITooLong                       // the query string is longer than allowed
-	UnsupportedMedia                 // the body is not of a type the endpoint takes
-	Throttled                        // too many requests of the caller; retry later
-	Unavailable                      // a part of the service cannot answer now; retry later
-	Full                             // a part of the service has no room left
-	Canceled                         // the client went away
+	Invalid            Kind = iota + 1 // the request or a field of it is not valid
+	Unauthorized                       // no valid credentials
+	Forbidden                          // the caller may not do this
+	NotFound                           // no such record or endpoint
+	MethodNotAllowed                   // the path does not take this method
+	Timeout                            // the client stopped sending the body
+	Conflict                           // the request conflicts with the stored state
+	TooLarge                           // the body is larger than allowed
+	URITooLong                         // the query string is longer than allowed
+	UnsupportedMedia                   // the body is not of a type the endpoint takes
+	Throttled                          // too many requests of the caller; retry later
+	Unavailable                        // a part of the service cannot answer now; retry later
+	Full                               // a part of the service has no room left
+	Canceled                           // the client went away
+	PreconditionFailed                 // the record is no longer the one the request names (If-Match)
+	Unprocessable                      // the request cannot be done as sent (an Idempotency-Key reused for another request)
 	numKinds
 )
 
 var kindNames = [numKinds]string{"", "invalid", "unauthorized", "forbidden", "not found", "method not allowed",
-	"timeout", "conflict", "too large", "URI too long", "unsupported media", "throttled", "unavailable", "full", "canceled"}
+	"timeout", "conflict", "too large", "URI too long", "unsupported media", "throttled", "unavailable", "full", "canceled",
+	"precondition failed", "unprocessable"}
 
 func (k Kind) String() string {
 	if k <= 0 || k >= numKinds {

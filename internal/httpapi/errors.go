@@ -17,20 +17,22 @@ import (
 
 // statusOf is the one table from kinds of refusal to HTTP statuses.
 var statusOf = map[errs.Kind]int{
-	errs.Invalid:          http.StatusBadRequest,
-	errs.Unauthorized:     http.StatusUnauthorized,
-	errs.Forbidden:        http.StatusForbidden,
-	errs.NotFound:         http.StatusNotFound,
-	errs.MethodNotAllowed: http.StatusMethodNotAllowed,
-	errs.Timeout:          http.StatusRequestTimeout,
-	errs.Conflict:         http.StatusConflict,
-	errs.TooLarge:         http.StatusRequestEntityTooLarge,
-	errs.URITooLong:       http.StatusRequestURITooLong,
-	errs.UnsupportedMedia: http.StatusUnsupportedMediaType,
-	errs.Throttled:        http.StatusTooManyRequests,
-	errs.Unavailable:      http.StatusServiceUnavailable,
-	errs.Full:             http.StatusInsufficientStorage,
-	errs.Canceled:         499, // nginx's "client closed request"; only logged
+	errs.Invalid:            http.StatusBadRequest,
+	errs.Unauthorized:       http.StatusUnauthorized,
+	errs.Forbidden:          http.StatusForbidden,
+	errs.NotFound:           http.StatusNotFound,
+	errs.MethodNotAllowed:   http.StatusMethodNotAllowed,
+	errs.Timeout:            http.StatusRequestTimeout,
+	errs.Conflict:           http.StatusConflict,
+	errs.TooLarge:           http.StatusRequestEntityTooLarge,
+	errs.URITooLong:         http.StatusRequestURITooLong,
+	errs.UnsupportedMedia:   http.StatusUnsupportedMediaType,
+	errs.Throttled:          http.StatusTooManyRequests,
+	errs.Unavailable:        http.StatusServiceUnavailable,
+	errs.Full:               http.StatusInsufficientStorage,
+	errs.Canceled:           499, // nginx's "client closed request"; only logged
+	errs.PreconditionFailed: http.StatusPreconditionFailed,
+	errs.Unprocessable:      http.StatusUnprocessableEntity,
 }
 
 // answer is an error as the client sees it.
