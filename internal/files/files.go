@@ -23,6 +23,7 @@ import (
 
 	"planwerk/internal/auth"
 	"planwerk/internal/errs"
+	"planwerk/internal/etag"
 	"planwerk/internal/fault"
 	"planwerk/internal/filestore"
 	"planwerk/internal/metrics"
@@ -64,6 +65,7 @@ type Store interface {
 	StorageUsed(ctx context.Context, q store.Querier, tenantID, except int64) (int64, error)
 	InsertUpload(ctx context.Context, q store.Querier, tenantID int64, u *store.Upload) error
 	DeleteUpload(ctx context.Context, q store.Querier, tenantID, id int64) error
+	TouchRecord(ctx context.Context, q store.Querier, tenantID int64, c store.Collection, id int64) error
 	StorageKeyInUse(ctx context.Context, tenantID int64, key string) (bool, error)
 }
 
@@ -283,9 +285,18 @@ func (s *Service) commit(ctx context.Context, sl slot, up *store.Upload) (*store
 		if errors.Is(err, store.ErrConflict) {
 			return errTooMany
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return s.touchOwner(ctx, tx, sl.tenant, sl.model, sl.record)
 	})
 	return replaced, err
+}
+
+// touchOwner gives the record a file belongs to a new version (updatedAt,
+// and so its entity tag): its file is part of it.
+func (s *Service) touchOwner(ctx context.Context, tx store.Querier, tenantID int64, model string, record int64) error {
+	return s.db.TouchRecord(ctx, tx, tenantID, store.Collection{Table: "records", Resource: models[model]}, record)
 }
 
 // removeBlob deletes a stored file that no upload row names; a failure
@@ -347,13 +358,22 @@ func (s *Service) visibleUpload(ctx context.Context, caller auth.Principal, id i
 }
 
 // Delete removes an upload and its file; the owning record stays.
-func (s *Service) Delete(ctx context.Context, caller auth.Principal, id int64) (store.Upload, error) {
+// ifMatch is the request's If-Match header ("" for none); an upload never
+// changes, so its tag is checked before the transaction.
+func (s *Service) Delete(ctx context.Context, caller auth.Principal, id int64, ifMatch string) (store.Upload, error) {
 	up, err := s.visibleUpload(ctx, caller, id, true)
 	if err != nil {
 		return store.Upload{}, err
 	}
+	if !etag.Match(ifMatch, etag.OfValue(up)) {
+		return store.Upload{}, errs.New(errs.PreconditionFailed, "precondition_failed",
+			"the upload is not the one If-Match names")
+	}
 	if err := s.db.Tx(ctx, func(tx store.Querier) error {
-		return s.db.DeleteUpload(ctx, tx, caller.TenantID, id)
+		if err := s.db.DeleteUpload(ctx, tx, caller.TenantID, id); err != nil {
+			return err
+		}
+		return s.touchOwner(ctx, tx, caller.TenantID, up.Model, up.Record)
 	}); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return store.Upload{}, errNoUpload

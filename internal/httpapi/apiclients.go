@@ -1,11 +1,11 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 
-	"planwerk/internal/auth"
+	"planwerk/internal/errs"
+	"planwerk/internal/etag"
 	"planwerk/internal/store"
 )
 
@@ -45,6 +45,8 @@ func (s *Server) createClient(w http.ResponseWriter, r *http.Request) error {
 	out.ClientSecret = c.Secret
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Location", "/v1/api-clients/"+strconv.FormatInt(c.ID, 10))
+	// The tag is the client's as reads show it, without the secret.
+	w.Header().Set("ETag", etag.OfValue(showClient(c.APIClient)))
 	writeJSON(w, http.StatusCreated, out)
 	return nil
 }
@@ -63,23 +65,39 @@ func (s *Server) listClients(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getClient(w http.ResponseWriter, r *http.Request) error {
-	return s.oneClient(w, r, s.auth.Client)
-}
-
-func (s *Server) deleteClient(w http.ResponseWriter, r *http.Request) error {
-	return s.oneClient(w, r, s.auth.DeleteClient)
-}
-
-// oneClient answers with the client op returns for the path's id.
-func (s *Server) oneClient(w http.ResponseWriter, r *http.Request, op func(ctx context.Context, caller auth.Principal, id int64) (store.APIClient, error)) error {
 	id, err := pathID(r)
 	if err != nil {
 		return err
 	}
-	c, err := op(r.Context(), principalOf(r), id)
+	c, err := s.auth.Client(r.Context(), principalOf(r), id)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, showClient(c))
+	writeRecordJSON(w, r, http.StatusOK, showClient(c))
+	return nil
+}
+
+// deleteClient removes a client; an API client never changes, so If-Match
+// is checked against the client as it is before the delete.
+func (s *Server) deleteClient(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	caller := principalOf(r)
+	if im := r.Header.Get("If-Match"); im != "" {
+		c, err := s.auth.Client(r.Context(), caller, id)
+		if err != nil {
+			return err
+		}
+		if !etag.Match(im, etag.OfValue(showClient(c))) {
+			return errs.New(errs.PreconditionFailed, "precondition_failed", "the API client is not the one If-Match names")
+		}
+	}
+	c, err := s.auth.DeleteClient(r.Context(), caller, id)
+	if err != nil {
+		return err
+	}
+	writeRecordJSON(w, r, http.StatusOK, showClient(c))
 	return nil
 }

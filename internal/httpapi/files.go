@@ -89,7 +89,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, up)
+	writeRecordJSON(w, r, http.StatusCreated, up)
 	return nil
 }
 
@@ -181,11 +181,11 @@ func (s *Server) deleteUpload(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	up, err := s.files.Delete(r.Context(), principalOf(r), id)
+	up, err := s.files.Delete(r.Context(), principalOf(r), id, r.Header.Get("If-Match"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, up)
+	writeRecordJSON(w, r, http.StatusOK, up)
 	return nil
 }
 

@@ -151,7 +151,7 @@ func (s *Server) get(r *resource.Resource) handlerFunc {
 		if err != nil {
 			return err
 		}
-		writeRawJSON(w, http.StatusOK, append(doc, '\n'))
+		writeRecord(w, req, http.StatusOK, doc)
 		return nil
 	}
 }
@@ -169,7 +169,7 @@ func (s *Server) create(r *resource.Resource) handlerFunc {
 		if id, ok := docID(doc); ok {
 			w.Header().Set("Location", r.Path()+"/"+strconv.FormatInt(id, 10))
 		}
-		writeRawJSON(w, http.StatusCreated, append(doc, '\n'))
+		writeRecord(w, req, http.StatusCreated, doc)
 		return nil
 	}
 }
@@ -184,11 +184,11 @@ func (s *Server) update(r *resource.Resource) handlerFunc {
 		if err != nil {
 			return err
 		}
-		doc, err := s.records.Update(req.Context(), principalOf(req), r, id, input)
+		doc, err := s.records.Update(req.Context(), principalOf(req), r, id, input, req.Header.Get("If-Match"))
 		if err != nil {
 			return err
 		}
-		writeRawJSON(w, http.StatusOK, append(doc, '\n'))
+		writeRecord(w, req, http.StatusOK, doc)
 		return nil
 	}
 }
@@ -199,11 +199,11 @@ func (s *Server) remove(r *resource.Resource) handlerFunc {
 		if err != nil {
 			return err
 		}
-		doc, err := s.records.Delete(req.Context(), principalOf(req), r, id)
+		doc, err := s.records.Delete(req.Context(), principalOf(req), r, id, req.Header.Get("If-Match"))
 		if err != nil {
 			return err
 		}
-		writeRawJSON(w, http.StatusOK, append(doc, '\n'))
+		writeRecord(w, req, http.StatusOK, doc)
 		return nil
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+
+	"planwerk/internal/etag"
 )
 
 // writeJSON encodes v completely before writing the status, so an encoding
@@ -26,4 +28,28 @@ func writeRawJSON(w http.ResponseWriter, status int, body []byte) {
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// writeRecord writes an answer that carries one record, with its entity
+// tag. A GET whose If-None-Match names the tag gets 304 without the body.
+func writeRecord(w http.ResponseWriter, r *http.Request, status int, doc []byte) {
+	tag := etag.Of(doc)
+	w.Header().Set("ETag", tag)
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		if etag.NoneMatch(r.Header.Get("If-None-Match"), tag) {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
+	writeRawJSON(w, status, append(doc, '\n'))
+}
+
+// writeRecordJSON is writeRecord for a value encoded here.
+func writeRecordJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"code": "internal_error", "message": "internal server error"})
+		return
+	}
+	writeRecord(w, r, status, b)
 }

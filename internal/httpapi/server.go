@@ -285,7 +285,7 @@ func (s *Server) usersMe(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeRawJSON(w, http.StatusOK, append(u.Doc, '\n'))
+	writeRecord(w, r, http.StatusOK, u.Doc)
 	return nil
 }
 

@@ -16,7 +16,7 @@ func (s *Server) getSettings(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, st)
+	writeRecordJSON(w, r, http.StatusOK, st)
 	return nil
 }
 
@@ -25,11 +25,11 @@ func (s *Server) updateSettings(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	st, err := s.time.UpdateSettings(r.Context(), principalOf(r), input)
+	st, err := s.time.UpdateSettings(r.Context(), principalOf(r), input, r.Header.Get("If-Match"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, st)
+	writeRecordJSON(w, r, http.StatusOK, st)
 	return nil
 }
 

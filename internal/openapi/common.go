@@ -99,6 +99,8 @@ var errorResponses = map[int]string{
 	413: "PayloadTooLarge",
 	414: "URITooLong",
 	415: "UnsupportedMediaType",
+	412: "PreconditionFailed",
+	422: "UnprocessableEntity",
 	429: "TooManyRequests",
 	500: "InternalError",
 	503: "ServiceUnavailable",
@@ -213,15 +215,16 @@ func (b *builder) common() {
 	}
 	c.Responses["BadRequest"] = errorAnswer("Malformed request: a missing or unknown tenant (`tenant_required`, " +
 		"`unknown_tenant`, `tenant_mismatch`), a body that is not valid JSON (`invalid_json`), cannot be read (`invalid_body`) " +
-		"or is nested too deeply (`too_deep`), an invalid field (`invalid`; `problems` names it) or an invalid list query " +
-		"(`invalid_query`).")
+		"or is nested too deeply (`too_deep`), an invalid field (`invalid`; `problems` names it), an invalid list query " +
+		"(`invalid_query`) or an `Idempotency-Key` that is not 1–255 printable ASCII characters (`invalid_idempotency_key`).")
 	c.Responses["Unauthorized"] = errorAnswer("The bearer token is missing, unknown, expired, revoked or of another tenant "+
 		"(`unauthorized`).", "WWW-Authenticate")
 	c.Responses["Forbidden"] = errorAnswer("The caller may not do this (`forbidden`: for example a member writing another user's " +
 		"records), a WORK time entry on an approved project day (`day_approved`), or a write with a token of the scope " +
 		"`read` (`insufficient_scope`, with `WWW-Authenticate: Bearer error=\"insufficient_scope\"`).")
 	c.Responses["NotFound"] = errorAnswer("No such record in the tenant, or the caller may not see it (`not_found`).")
-	c.Responses["Conflict"] = errorAnswer("The record conflicts with an existing one (`conflict`).")
+	c.Responses["Conflict"] = errorAnswer("The record conflicts with an existing one (`conflict`), or the first request " +
+		"with the same `Idempotency-Key` is still running (`idempotency_key_in_use`).")
 	c.Responses["PayloadTooLarge"] = errorAnswer("The request body is too large (`body_too_large`).")
 	c.Responses["URITooLong"] = errorAnswer("The query string is too long (`query_too_long`).")
 	c.Responses["UnsupportedMediaType"] = errorAnswer("The body is not JSON (`unsupported_media_type`).")

@@ -132,6 +132,8 @@ type Operation struct {
 	Parameters  []Parameter            `json:"parameters,omitempty"`
 	RequestBody *RequestBody           `json:"requestBody,omitempty"`
 	Responses   map[string]*Response   `json:"responses"`
+	// record: the answer carries one record (ETag, conditional requests).
+	record bool
 }
 
 // Parameter is a parameter, or a reference to one.
@@ -246,6 +248,7 @@ func Build(reg *resource.Registry, routes []Route) *Document {
 		},
 	}
 	b.common()
+	b.safeWriteComponents()
 	resourceRoutes := b.resources(routes)
 	for _, rt := range routes {
 		if resourceRoutes[rt.key()] {
@@ -350,6 +353,7 @@ func (b *builder) add(method, path string, op *Operation) {
 	if slot == nil {
 		return
 	}
+	b.safeWrite(method, op)
 	*slot = op
 	if b.used == nil {
 		b.used = map[string]bool{}
@@ -377,6 +381,7 @@ func (b *builder) route(rt Route) {
 		OperationID: d.ID,
 		Deprecated:  d.Deprecated,
 		Responses:   map[string]*Response{},
+		record:      d.Record,
 	}
 	op.Parameters = append(op.Parameters, b.pathParameters(rt.Path, d.PathParams)...)
 	op.Parameters = append(op.Parameters, d.Params...)

@@ -22,6 +22,8 @@ type opDesc struct {
 	// Refusals replace the shared answer of an error status with one
 	// naming the operation's own error codes.
 	Refusals map[int]string
+	// Record: the answer carries one record (ETag, conditional requests).
+	Record bool
 }
 
 type okResp struct {
@@ -190,7 +192,7 @@ var descriptions = map[string]opDesc{
 		Description: "Every API client of the tenant, without secrets. Admins only.",
 		OK:          okJSON(200, "The clients, by id.", Schema{"type": "array", "items": schemaRef("ApiClient")}),
 		Errors:      []int{403}},
-	"POST /v1/api-clients": {ID: "createApiClient", Tag: tagClients, Summary: "Create an API client",
+	"POST /v1/api-clients": {ID: "createApiClient", Record: true, Tag: tagClients, Summary: "Create an API client",
 		Description: "Registers credentials for an integration: the client-credentials grant gives it tokens that act " +
 			"as `user` within `scope`. The secret is in this answer only (it is stored as a hash). At most 100 per " +
 			"tenant. Admins only.",
@@ -198,28 +200,28 @@ var descriptions = map[string]opDesc{
 		OK:       okJSON(201, "The client with its secret. Sent with `Cache-Control: no-store`.", schemaRef("NewApiClient")),
 		Errors:   []int{403, 409, 413, 415},
 		Refusals: map[int]string{409: "The tenant has 100 API clients already (`too_many_clients`)."}},
-	"GET /v1/api-clients/{id}": {ID: "getApiClient", Tag: tagClients, Summary: "Read an API client",
+	"GET /v1/api-clients/{id}": {ID: "getApiClient", Record: true, Tag: tagClients, Summary: "Read an API client",
 		Description: "Without its secret. Admins only.",
 		OK:          okJSON(200, "The client.", schemaRef("ApiClient")),
 		Errors:      []int{403}},
-	"DELETE /v1/api-clients/{id}": {ID: "deleteApiClient", Tag: tagClients, Summary: "Delete an API client",
+	"DELETE /v1/api-clients/{id}": {ID: "deleteApiClient", Record: true, Tag: tagClients, Summary: "Delete an API client",
 		Description: "Removes the client and revokes every token it was given (on every instance within 2 seconds). " +
 			"Admins only.",
 		OK: okJSON(200, "The deleted client.", schemaRef("ApiClient"))},
 
-	"GET /v1/users/me": {ID: "getCurrentUser", Tag: "User", Summary: "Read the current user",
+	"GET /v1/users/me": {ID: "getCurrentUser", Record: true, Tag: "User", Summary: "Read the current user",
 		Description: "The record of the user the token belongs to.",
 		OK:          okJSON(200, "The caller's User record.", schemaRef("User"))},
 
-	"GET /v1/account/settings": {ID: "getSettings", Tag: tagAccount, Summary: "Read the account settings",
+	"GET /v1/account/settings": {ID: "getSettings", Record: true, Tag: tagAccount, Summary: "Read the account settings",
 		OK: okJSON(200, "The settings (defaults when never changed).", schemaRef("Settings"))},
-	"PATCH /v1/account/settings": {ID: "updateSettings", Tag: tagAccount, Summary: "Change the account settings",
+	"PATCH /v1/account/settings": {ID: "updateSettings", Record: true, Tag: tagAccount, Summary: "Change the account settings",
 		Description: "Changes the settings sent. Admins only. The time-entry rules check new writes against the " +
 			"current settings.",
 		Body:   jsonBody("The settings to change.", schemaRef("SettingsUpdate")),
 		OK:     okJSON(200, "The resulting settings.", schemaRef("Settings")),
 		Errors: []int{403, 413, 415}},
-	"PUT /v1/account/settings": {ID: "replaceSettings", Tag: tagAccount, Summary: "Change the account settings (PUT)",
+	"PUT /v1/account/settings": {ID: "replaceSettings", Record: true, Tag: tagAccount, Summary: "Change the account settings (PUT)",
 		Description: "The same as PATCH. Admins only.",
 		Body:        jsonBody("The settings to change.", schemaRef("SettingsUpdate")),
 		OK:          okJSON(200, "The resulting settings.", schemaRef("Settings")),
@@ -246,7 +248,7 @@ var descriptions = map[string]opDesc{
 		},
 		OK: okJSON(200, "The totals.", schemaRef("TimeTotals"))},
 
-	"POST /v1/files/upload/{model}/{record}": {ID: "uploadFile", Tag: tagFiles, Summary: "Upload a file",
+	"POST /v1/files/upload/{model}/{record}": {ID: "uploadFile", Record: true, Tag: tagFiles, Summary: "Upload a file",
 		Description: "Attaches a file to a Document or Expense (which must exist): multipart/form-data with one part " +
 			"named `file`. Each record holds at most one file: without `delete_others=1` a second upload → 403 " +
 			"`too many uploads`. The stored filename keeps only letters, digits, `_`, `.` and äöüÄÖÜß (`file` when " +
@@ -278,7 +280,7 @@ var descriptions = map[string]opDesc{
 			"header (the signature is the credential). Rate-limited per user.",
 		OK:     okJSON(200, "The signed URL, a JSON string.", Schema{"type": "string", "format": "uri"}),
 		Errors: []int{429}},
-	"DELETE /v1/files/{uploadId}": {ID: "deleteUpload", Tag: tagFiles, Summary: "Delete an upload",
+	"DELETE /v1/files/{uploadId}": {ID: "deleteUpload", Record: true, Tag: tagFiles, Summary: "Delete an upload",
 		Description: "Removes the file and its upload record; the owning Document or Expense stays.",
 		OK:          okJSON(200, "The deleted upload.", schemaRef("Upload")),
 		Errors:      []int{403}},

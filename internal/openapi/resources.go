@@ -82,6 +82,7 @@ func (b *builder) resourceOperation(r *resource.Resource, o resOp, a Auth) *Oper
 		Tags:       []string{r.Model},
 		Deprecated: r.Deprecated,
 		Responses:  map[string]*Response{},
+		record:     o.kind != opList,
 	}
 	record := schemaRef(SchemaName(r.Model))
 	ok := func(status int, desc string, s Schema, headers ...string) {

@@ -12,6 +12,7 @@ import (
 
 	"planwerk/internal/auth"
 	"planwerk/internal/errs"
+	"planwerk/internal/etag"
 	"planwerk/internal/gate"
 	"planwerk/internal/query"
 	"planwerk/internal/resource"
@@ -158,19 +159,22 @@ func (s *Service) Create(ctx context.Context, caller auth.Principal, r *resource
 	return out, nil
 }
 
-// Update applies a partial write to a record.
-func (s *Service) Update(ctx context.Context, caller auth.Principal, r *resource.Resource, id int64, input map[string]any) (store.Doc, error) {
+// Update applies a partial write to a record. ifMatch is the request's
+// If-Match header ("" for none): the record must still have one of its
+// entity tags, checked on the locked row, so that of two writers that
+// read the same version only one wins.
+func (s *Service) Update(ctx context.Context, caller auth.Principal, r *resource.Resource, id int64, input map[string]any, ifMatch string) (store.Doc, error) {
 	h := s.hooks[r.Name]
 	w := &Write{Caller: caller, Res: r, ID: id, Prepared: map[string]any{}}
 	if h.Prepare != nil {
-		if err := s.prepareUpdate(ctx, w, input, h.Prepare); err != nil {
+		if err := s.prepareUpdate(ctx, w, input, ifMatch, h.Prepare); err != nil {
 			return nil, err
 		}
 	}
 	var out store.Doc
 	err := s.db.Tx(ctx, func(tx store.Querier) error {
 		w.Tx = tx
-		_, old, err := s.lockForWrite(ctx, tx, caller, r, id)
+		_, old, err := s.lockForWrite(ctx, tx, caller, r, id, ifMatch)
 		if err != nil {
 			return err
 		}
@@ -209,10 +213,13 @@ func (s *Service) Update(ctx context.Context, caller auth.Principal, r *resource
 // prepareUpdate validates an update against the current record, then
 // runs the slow Prepare step outside the transaction, which validates
 // again on the locked row.
-func (s *Service) prepareUpdate(ctx context.Context, w *Write, input map[string]any, prepare func(context.Context, *Write) error) error {
+func (s *Service) prepareUpdate(ctx context.Context, w *Write, input map[string]any, ifMatch string, prepare func(context.Context, *Write) error) error {
 	cur, err := s.in(nil, w.Caller, w.Res).Get(ctx, w.ID)
 	if err != nil {
 		return err
+	}
+	if err := precondition(cur.Doc, ifMatch); err != nil {
+		return err // before the slow step; the transaction checks again
 	}
 	old, err := Decode(cur.Doc)
 	if err != nil {
@@ -230,8 +237,9 @@ func (s *Service) prepareUpdate(ctx context.Context, w *Write, input map[string]
 }
 
 // lockForWrite reads and locks the record a write changes: 404 when the
-// caller cannot see it, 403 when the caller may not change it.
-func (s *Service) lockForWrite(ctx context.Context, tx store.Querier, caller auth.Principal, r *resource.Resource, id int64) (store.Record, map[string]any, error) {
+// caller cannot see it, 403 when the caller may not change it, 412 when
+// it no longer matches ifMatch.
+func (s *Service) lockForWrite(ctx context.Context, tx store.Querier, caller auth.Principal, r *resource.Resource, id int64, ifMatch string) (store.Record, map[string]any, error) {
 	cur, err := s.in(tx, caller, r).Lock(ctx, id)
 	if err != nil {
 		return store.Record{}, nil, err
@@ -248,16 +256,29 @@ func (s *Service) lockForWrite(ctx context.Context, tx store.Querier, caller aut
 	if err := mayWrite(caller, r, old); err != nil {
 		return store.Record{}, nil, err
 	}
+	if err := precondition(cur.Doc, ifMatch); err != nil {
+		return store.Record{}, nil, err
+	}
 	return cur, old, nil
 }
 
-// Delete removes a record and returns it as it was.
-func (s *Service) Delete(ctx context.Context, caller auth.Principal, r *resource.Resource, id int64) (store.Doc, error) {
+// precondition refuses a write whose If-Match names no current tag of
+// the record.
+func precondition(doc store.Doc, ifMatch string) error {
+	if etag.Match(ifMatch, etag.Of(doc)) {
+		return nil
+	}
+	return errs.New(errs.PreconditionFailed, "precondition_failed",
+		"the record changed since the version If-Match names; read it again and resend the change")
+}
+
+// Delete removes a record and returns it as it was; ifMatch as for Update.
+func (s *Service) Delete(ctx context.Context, caller auth.Principal, r *resource.Resource, id int64, ifMatch string) (store.Doc, error) {
 	h := s.hooks[r.Name]
 	var out store.Doc
 	var w *Write
 	err := s.db.Tx(ctx, func(tx store.Querier) error {
-		cur, old, err := s.lockForWrite(ctx, tx, caller, r, id)
+		cur, old, err := s.lockForWrite(ctx, tx, caller, r, id, ifMatch)
 		if err != nil {
 			return err
 		}

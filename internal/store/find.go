@@ -70,3 +70,17 @@ func (db *DB) SetAttribute(ctx context.Context, q Querier, tenantID int64, c Col
 func (db *DB) Lock(ctx context.Context, q Querier, key string) error {
 	return db.dialect.lock(ctx, q, key)
 }
+
+// TouchRecord sets a record's updatedAt to now: a change that belongs to
+// the record but lives elsewhere (its file) gives it a new version.
+func (db *DB) TouchRecord(ctx context.Context, q Querier, tenantID int64, c Collection, id int64) error {
+	var s query.SQL
+	now := s.Arg(Timestamp(time.Now()))
+	s.Write("UPDATE ", c.Table, " SET doc = ", db.dialect.setAttribute("updatedAt", now, now), ", updated_at = ", now, " WHERE ")
+	c.scope(&s, tenantID)
+	s.Write(" AND id = ", s.Arg(id))
+	if _, err := q.ExecContext(ctx, s.String(), s.Args...); err != nil {
+		return fmt.Errorf("touch %s %d: %w", c.Resource, id, err)
+	}
+	return nil
+}

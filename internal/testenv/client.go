@@ -273,3 +273,13 @@ func Num(v any) int64 {
 	f, _ := v.(float64)
 	return int64(f)
 }
+
+// Decode is a JSON object answer.
+func Decode(t testing.TB, raw []byte) M {
+	t.Helper()
+	var m M
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		t.Fatalf("body is not a JSON object: %q", raw)
+	}
+	return m
+}

@@ -11,6 +11,7 @@ import (
 
 	"planwerk/internal/auth"
 	"planwerk/internal/errs"
+	"planwerk/internal/etag"
 	"planwerk/internal/query"
 	"planwerk/internal/records"
 	"planwerk/internal/resource"
@@ -65,16 +66,26 @@ func (s *Service) Settings(ctx context.Context, tenantID int64) (store.Settings,
 	return s.db.TenantSettings(ctx, nil, tenantID)
 }
 
-// UpdateSettings changes the account settings the input names. Admins only.
-func (s *Service) UpdateSettings(ctx context.Context, caller auth.Principal, input map[string]any) (store.Settings, error) {
+// UpdateSettings changes the account settings the input names. Admins
+// only. ifMatch is the request's If-Match header ("" for none), checked
+// under the settings' lock so that of two writers that read the same
+// version only one wins.
+func (s *Service) UpdateSettings(ctx context.Context, caller auth.Principal, input map[string]any, ifMatch string) (store.Settings, error) {
 	if !caller.IsAdmin {
 		return store.Settings{}, errs.Forbid("only admins may change the account settings")
 	}
 	var out store.Settings
 	err := s.db.Tx(ctx, func(tx store.Querier) error {
+		if err := s.db.Lock(ctx, tx, fmt.Sprintf("settings:%d", caller.TenantID)); err != nil {
+			return err
+		}
 		cur, err := s.db.TenantSettings(ctx, tx, caller.TenantID)
 		if err != nil {
 			return err
+		}
+		if !etag.Match(ifMatch, etag.OfValue(cur)) {
+			return errs.New(errs.PreconditionFailed, "precondition_failed",
+				"the settings changed since the version If-Match names; read them again and resend the change")
 		}
 		var problems []errs.Problem
 		keys := make([]string, 0, len(input))
