@@ -58,11 +58,46 @@ func (db *DB) SetAttribute(ctx context.Context, q Querier, tenantID int64, c Col
 	// join its target laterally: they read the document where they use it.
 	changed := &query.Cond{Field: query.Field{Name: name}, Op: query.Ne, Values: []query.Value{{Kind: query.KindString, Str: value}}}
 	db.dialect.compiler().Where(&s, &query.And{Terms: []query.Node{where, changed}})
-	res, err := q.ExecContext(ctx, s.String(), s.Args...)
+	s.Write(" RETURNING id, ", db.dialect.docColumn())
+	n, err := db.changedRows(ctx, q, tenantID, c, s)
 	if err != nil {
 		return 0, fmt.Errorf("set %s of %s: %w", name, c.Resource, err)
 	}
-	return res.RowsAffected()
+	return n, nil
+}
+
+// changedRows runs an UPDATE … RETURNING id, doc and records a change of
+// each row it changed.
+func (db *DB) changedRows(ctx context.Context, q Querier, tenantID int64, c Collection, s query.SQL) (int64, error) {
+	rows, err := q.QueryContext(ctx, s.String(), s.Args...)
+	if err != nil {
+		return 0, err
+	}
+	type changed struct {
+		id  int64
+		doc string
+	}
+	var all []changed
+	for rows.Next() {
+		var ch changed
+		if err := rows.Scan(&ch.id, &ch.doc); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		all = append(all, ch)
+	}
+	if err := rows.Close(); err != nil {
+		return 0, err
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	for _, ch := range all {
+		if err := db.recordChange(ctx, q, tenantID, c.name(), ch.id, OpUpdate, []byte(ch.doc)); err != nil {
+			return 0, err
+		}
+	}
+	return int64(len(all)), nil
 }
 
 // Lock serialises the transactions that take the same key, until they
@@ -78,8 +113,8 @@ func (db *DB) TouchRecord(ctx context.Context, q Querier, tenantID int64, c Coll
 	now := s.Arg(Timestamp(time.Now()))
 	s.Write("UPDATE ", c.Table, " SET doc = ", db.dialect.setAttribute("updatedAt", now, now), ", updated_at = ", now, " WHERE ")
 	c.scope(&s, tenantID)
-	s.Write(" AND id = ", s.Arg(id))
-	if _, err := q.ExecContext(ctx, s.String(), s.Args...); err != nil {
+	s.Write(" AND id = ", s.Arg(id), " RETURNING id, ", db.dialect.docColumn())
+	if _, err := db.changedRows(ctx, q, tenantID, c, s); err != nil {
 		return fmt.Errorf("touch %s %d: %w", c.Resource, id, err)
 	}
 	return nil

@@ -3,6 +3,9 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,6 +34,19 @@ func TestPublicHolidayMigration(t *testing.T) {
 		defer db.Close()
 		if err := db.MigrateTo(ctx, beforePublicHoliday); err != nil {
 			t.Fatal(err)
+		}
+		// The old release's data is written by today's store, which
+		// records every write in the change feed: give it the feed's
+		// tables (their migration runs again harmlessly).
+		feed, err := os.ReadFile(filepath.Join("migrations", engine(b), "00012_changes.sql"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		up, _, _ := strings.Cut(string(feed), "-- +goose Down")
+		for _, stmt := range strings.Split(up, ";") {
+			if strings.Contains(stmt, "CREATE") {
+				exec(t, db, stmt)
+			}
 		}
 		kept, _ := createTenant(t, db, "kept", "admin@kept.test")
 		old, _ := createTenant(t, db, "old", "admin@old.test")
@@ -205,4 +221,12 @@ func sameJSON(a, b []byte) bool {
 func docs(recs []store.Record) string {
 	b, _ := json.Marshal(recs)
 	return string(b)
+}
+
+// engine names the migrations folder of a backend.
+func engine(b testenv.Backend) string {
+	if b.Name == "postgres" {
+		return "postgres"
+	}
+	return "sqlite"
 }

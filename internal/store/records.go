@@ -29,6 +29,14 @@ func (c Collection) scope(s *query.SQL, tenantID int64) {
 	}
 }
 
+// name is the resource a change of the collection is recorded under.
+func (c Collection) name() string {
+	if c.Resource != "" {
+		return c.Resource
+	}
+	return c.Table
+}
+
 // Doc is a record's JSON document as the API returns it.
 type Doc = json.RawMessage
 
@@ -72,7 +80,7 @@ func (db *DB) InsertRecord(ctx context.Context, q Querier, tenantID int64, c Col
 	if err != nil {
 		return nil, fmt.Errorf("insert %s: %w", c.Resource, err)
 	}
-	return b, nil
+	return b, db.recordChange(ctx, q, tenantID, c.Resource, id, OpCreate, b)
 }
 
 // GetRecord reads one record. With lock set and inside a transaction, the
@@ -122,20 +130,22 @@ func (db *DB) UpdateRecord(ctx context.Context, q Querier, tenantID int64, c Col
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil, fmt.Errorf("%s %d: %w", c.Resource, id, ErrNotFound)
 	}
-	return b, nil
+	return b, db.recordChange(ctx, q, tenantID, c.Resource, id, OpUpdate, b)
 }
 
 // DeleteRecord removes a records-table record.
 func (db *DB) DeleteRecord(ctx context.Context, q Querier, tenantID int64, c Collection, id int64) error {
-	res, err := q.ExecContext(ctx,
-		`DELETE FROM records WHERE tenant_id = $1 AND id = $2 AND resource = $3`, tenantID, id, c.Resource)
+	var doc string
+	err := q.QueryRowContext(ctx,
+		`DELETE FROM records WHERE tenant_id = $1 AND id = $2 AND resource = $3 RETURNING `+db.dialect.docColumn(),
+		tenantID, id, c.Resource).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%s %d: %w", c.Resource, id, ErrNotFound)
+	}
 	if err != nil {
 		return fmt.Errorf("delete %s %d: %w", c.Resource, id, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("%s %d: %w", c.Resource, id, ErrNotFound)
-	}
-	return nil
+	return db.recordChange(ctx, q, tenantID, c.Resource, id, OpDelete, []byte(doc))
 }
 
 // RecordExists reports whether the tenant has the record in the collection.

@@ -45,8 +45,9 @@ type Querier interface {
 
 // DB is an open database of either engine.
 type DB struct {
-	write *sql.DB // all writes and transactions
-	read  *sql.DB // plain reads; the same pool as write on PostgreSQL
+	signal changeSignal // wakes the change feed's waiters
+	write  *sql.DB      // all writes and transactions
+	read   *sql.DB      // plain reads; the same pool as write on PostgreSQL
 	// lookup serves the short reads every request makes (tenant, token,
 	// user), so that clients reading long lists slowly, each holding a
 	// read connection, cannot starve authentication. SQLite only.
@@ -332,13 +333,41 @@ func (db *DB) tx(ctx context.Context, fn func(q Querier) error) (err error) {
 			_ = tx.Rollback()
 		}
 	}()
-	if err = fn(tx); err != nil {
+	t := &txn{Tx: tx}
+	if err = fn(t); err != nil {
+		return err
+	}
+	// The changes go last: their positions' lock is the transaction's last.
+	tenants, err := db.flushChanges(ctx, t)
+	if err != nil {
 		return err
 	}
 	if err = tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	if len(tenants) > 0 {
+		db.signal.fire()
+	}
 	return nil
+}
+
+// tenantIDs lists every tenant, for housekeeping that goes one tenant at
+// a time.
+func (db *DB) tenantIDs(ctx context.Context) ([]int64, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT id FROM tenants ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 // nextID allocates an identifier for a new record of the tenant. Identifiers

@@ -90,19 +90,20 @@ func (db *DB) InsertUpload(ctx context.Context, q Querier, tenantID int64, u *Up
 	if err != nil {
 		return fmt.Errorf("insert upload: %w", err)
 	}
-	return nil
+	return db.recordChange(ctx, q, tenantID, "uploads", u.ID, OpCreate, docOf(u))
 }
 
 // DeleteUpload removes an upload's row.
 func (db *DB) DeleteUpload(ctx context.Context, q Querier, tenantID, id int64) error {
-	res, err := q.ExecContext(ctx, `DELETE FROM uploads WHERE tenant_id = $1 AND id = $2`, tenantID, id)
+	u, err := scanUpload(q.QueryRowContext(ctx,
+		`DELETE FROM uploads WHERE tenant_id = $1 AND id = $2 RETURNING `+uploadColumns, tenantID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("upload %d: %w", id, ErrNotFound)
+	}
 	if err != nil {
 		return fmt.Errorf("delete upload %d: %w", id, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("upload %d: %w", id, ErrNotFound)
-	}
-	return nil
+	return db.recordChange(ctx, q, tenantID, "uploads", id, OpDelete, docOf(u))
 }
 
 // StorageKeyInUse reports whether an upload row names the storage key.

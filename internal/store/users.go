@@ -78,6 +78,9 @@ func (db *DB) CreateUser(ctx context.Context, q Querier, tenantID int64, nu NewU
 	if err != nil {
 		return User{}, fmt.Errorf("create user: %w", err)
 	}
+	if err := db.recordChange(ctx, q, tenantID, "users", id, OpCreate, b); err != nil {
+		return User{}, err
+	}
 	return User{TenantID: tenantID, ID: id, Email: nu.Email, PasswordHash: nu.PasswordHash, IsAdmin: nu.IsAdmin, Doc: b}, nil
 }
 
@@ -105,7 +108,7 @@ func (db *DB) UpdateUser(ctx context.Context, q Querier, tenantID, id int64, cre
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil, fmt.Errorf("user %d: %w", id, ErrNotFound)
 	}
-	return b, nil
+	return b, db.recordChange(ctx, q, tenantID, "users", id, OpUpdate, b)
 }
 
 // ErrOwner means the tenant's first user was to be deleted.
@@ -130,14 +133,15 @@ func (db *DB) DeleteUser(ctx context.Context, q Querier, tenantID, id int64) err
 			return fmt.Errorf("delete user %d tokens: %w", id, err)
 		}
 	}
-	res, err := q.ExecContext(ctx, `DELETE FROM users WHERE tenant_id = $1 AND id = $2`, tenantID, id)
+	var doc string
+	err = q.QueryRowContext(ctx, `DELETE FROM users WHERE tenant_id = $1 AND id = $2 RETURNING `+db.dialect.docColumn(), tenantID, id).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("user %d: %w", id, ErrNotFound)
+	}
 	if err != nil {
 		return fmt.Errorf("delete user %d: %w", id, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("user %d: %w", id, ErrNotFound)
-	}
-	return nil
+	return db.recordChange(ctx, q, tenantID, "users", id, OpDelete, []byte(doc))
 }
 
 // UserByEmail finds a user of the tenant by e-mail address, ignoring case.

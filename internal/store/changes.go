@@ -1,0 +1,238 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The change feed's outbox. Every write function of the store records
+// what it changed on the transaction it runs in; when the transaction's
+// work is done, Tx gives the changes their positions and stores them as
+// the transaction's last statements, then commits. Positions are handed
+// out per tenant under the tenant's change_positions row lock, which the
+// transaction holds until it commits: a transaction that gets a later
+// position therefore commits later, and a reader that sees position n
+// has already been able to see every position below it. Taking that lock
+// last, after every other lock of the transaction, keeps it from ever
+// being part of a deadlock. See docs/decisions.md "Change feed".
+
+// Change operations.
+const (
+	OpCreate = "create"
+	OpUpdate = "update"
+	OpDelete = "delete"
+)
+
+// Change is one entry of the feed: a record of a resource created,
+// changed or deleted. Doc is the record after the change; for a delete,
+// as it was (the feed shows null, but visibility is decided on it).
+type Change struct {
+	Seq      int64
+	Resource string
+	RecordID int64
+	Op       string
+	At       string
+	Doc      []byte
+	tenant   int64 // while pending in a transaction
+}
+
+// txn is a transaction that collects its changes.
+type txn struct {
+	*sql.Tx
+	changes []Change
+}
+
+// recordChange notes a change made in q. Outside a transaction (q is not
+// one of Tx's) the change is stored at once.
+func (db *DB) recordChange(ctx context.Context, q Querier, tenantID int64, resource string, id int64, op string, doc []byte) error {
+	c := Change{Resource: resource, RecordID: id, Op: op, At: Timestamp(time.Now()), Doc: slices.Clone(doc), tenant: tenantID}
+	if t, ok := q.(*txn); ok {
+		t.changes = coalesce(t.changes, c)
+		return nil
+	}
+	return db.Tx(ctx, func(q Querier) error {
+		return db.recordChange(ctx, q, tenantID, resource, id, op, doc)
+	})
+}
+
+// coalesce adds c to the transaction's changes, merging it with an earlier
+// change of the same record: the feed shows what the transaction did, not
+// each statement.
+func coalesce(changes []Change, c Change) []Change {
+	for i, prev := range changes {
+		if prev.tenant != c.tenant || prev.Resource != c.Resource || prev.RecordID != c.RecordID {
+			continue
+		}
+		switch {
+		case prev.Op == OpCreate && c.Op == OpDelete:
+			return slices.Delete(changes, i, i+1)
+		case prev.Op == OpCreate:
+			changes[i].Doc, changes[i].At = c.Doc, c.At
+		default:
+			changes[i].Op, changes[i].Doc, changes[i].At = c.Op, c.Doc, c.At
+		}
+		return changes
+	}
+	return append(changes, c)
+}
+
+// flushChanges gives a transaction's changes their positions and stores
+// them; the tenants' position locks are taken in tenant order.
+func (db *DB) flushChanges(ctx context.Context, t *txn) ([]int64, error) {
+	if len(t.changes) == 0 {
+		return nil, nil
+	}
+	byTenant := map[int64][]Change{}
+	for _, c := range t.changes {
+		byTenant[c.tenant] = append(byTenant[c.tenant], c)
+	}
+	tenants := make([]int64, 0, len(byTenant))
+	for id := range byTenant {
+		tenants = append(tenants, id)
+	}
+	slices.Sort(tenants)
+	for _, tenantID := range tenants {
+		cs := byTenant[tenantID]
+		var last int64
+		err := t.QueryRowContext(ctx,
+			`INSERT INTO change_positions (tenant_id, last) VALUES ($1, $2)
+			 ON CONFLICT (tenant_id) DO UPDATE SET last = change_positions.last + $2
+			 RETURNING last`, tenantID, len(cs)).Scan(&last)
+		if err != nil {
+			return nil, fmt.Errorf("change positions: %w", err)
+		}
+		for i, c := range cs {
+			seq := last - int64(len(cs)) + 1 + int64(i)
+			if _, err := t.ExecContext(ctx,
+				`INSERT INTO changes (tenant_id, seq, resource, record_id, op, at, doc) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+				tenantID, seq, c.Resource, c.RecordID, c.Op, c.At, string(c.Doc)); err != nil {
+				return nil, fmt.Errorf("record change: %w", err)
+			}
+		}
+	}
+	return tenants, nil
+}
+
+// changeSignal wakes the feed's waiters in this process after a commit
+// that recorded changes; waiters on other instances poll.
+type changeSignal struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (s *changeSignal) wait() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = make(chan struct{})
+	}
+	return s.ch
+}
+
+func (s *changeSignal) fire() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch != nil {
+		close(s.ch)
+		s.ch = nil
+	}
+}
+
+// ChangeSignal returns a channel closed at the next commit of this
+// process that records changes.
+func (db *DB) ChangeSignal() <-chan struct{} { return db.signal.wait() }
+
+// ChangesAfter returns the tenant's changes after position after, in
+// order, at most limit, of the given resources (all when empty).
+func (db *DB) ChangesAfter(ctx context.Context, tenantID, after int64, resources []string, limit int) ([]Change, error) {
+	q := `SELECT seq, resource, record_id, op, at, ` + db.dialect.docColumn() + ` FROM changes WHERE tenant_id = $1 AND seq > $2`
+	args := []any{tenantID, after}
+	if len(resources) > 0 {
+		marks := make([]string, len(resources))
+		for i, r := range resources {
+			args = append(args, r)
+			marks[i] = fmt.Sprintf("$%d", len(args))
+		}
+		q += ` AND resource IN (` + strings.Join(marks, ", ") + `)`
+	}
+	args = append(args, limit)
+	q += fmt.Sprintf(` ORDER BY seq LIMIT $%d`, len(args))
+	rows, err := db.read.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("changes: %w", err)
+	}
+	defer rows.Close()
+	var out []Change
+	for rows.Next() {
+		var c Change
+		var doc string
+		if err := rows.Scan(&c.Seq, &c.Resource, &c.RecordID, &c.Op, &c.At, &doc); err != nil {
+			return nil, fmt.Errorf("changes: %w", err)
+		}
+		c.Doc = []byte(doc)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("changes: %w", err)
+	}
+	return out, nil
+}
+
+// ChangeWindow returns the last position handed out to the tenant and
+// the position up to which its changes were purged (0, 0 before any).
+func (db *DB) ChangeWindow(ctx context.Context, tenantID int64) (last, purged int64, err error) {
+	err = db.read.QueryRowContext(ctx,
+		`SELECT last, purged_through FROM change_positions WHERE tenant_id = $1`, tenantID).Scan(&last, &purged)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("change window: %w", err)
+	}
+	return last, purged, nil
+}
+
+// PurgeChanges deletes the changes recorded before cutoff, one tenant at
+// a time, and remembers how far each tenant's were purged.
+func (db *DB) PurgeChanges(ctx context.Context, cutoff time.Time) error {
+	ids, err := db.tenantIDs(ctx)
+	if err != nil {
+		return fmt.Errorf("purge changes: %w", err)
+	}
+	before := Timestamp(cutoff)
+	for _, id := range ids {
+		err := db.Tx(ctx, func(q Querier) error {
+			var through sql.NullInt64
+			if err := q.QueryRowContext(ctx,
+				`SELECT MAX(seq) FROM changes WHERE tenant_id = $1 AND at < $2`, id, before).Scan(&through); err != nil {
+				return err
+			}
+			if !through.Valid {
+				return nil
+			}
+			if _, err := q.ExecContext(ctx, `DELETE FROM changes WHERE tenant_id = $1 AND seq <= $2`, id, through.Int64); err != nil {
+				return err
+			}
+			_, err := q.ExecContext(ctx,
+				`UPDATE change_positions SET purged_through = $1 WHERE tenant_id = $2 AND purged_through < $1`, through.Int64, id)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("purge changes of tenant %d: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// docOf encodes a value as a change's document.
+func docOf(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
