@@ -5,7 +5,8 @@
 //
 // "load" drives a mixed workload with vegeta and compares it with a bare
 // net/http handler; "entries" measures time entry creation with and without the
-// approved-day check; "files" measures uploads and downloads.
+// approved-day check; "files" measures uploads and downloads; "safe"
+// measures record creation without and with an Idempotency-Key.
 //
 // "noisy" measures one tenant's latency alone and beside a tenant whose
 // member runs slow readers, expansions of big records, expensive filters
@@ -48,12 +49,12 @@ func main() {
 	defer stop()
 	switch {
 	case len(os.Args) < 2:
-	case os.Args[1] == "lists", os.Args[1] == "entries", os.Args[1] == "files", os.Args[1] == "load", os.Args[1] == "noisy":
+	case os.Args[1] == "lists", os.Args[1] == "entries", os.Args[1] == "files", os.Args[1] == "load", os.Args[1] == "noisy", os.Args[1] == "safe":
 	default:
 		os.Args = os.Args[:1]
 	}
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy [--records N] [--postgres URL] [--duration D] [--big BYTES] [--clients N] [--requests N]")
+		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe [--records N] [--postgres URL] [--duration D] [--big BYTES] [--clients N] [--requests N]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -74,6 +75,8 @@ func main() {
 		err = runLoad(ctx, *pg, *duration, *clients)
 	case "noisy":
 		err = runNoisy(ctx, *pg, *requests)
+	case "safe":
+		err = runSafe(ctx, *pg, *duration)
 	default:
 		err = runFiles(ctx, *big)
 	}

@@ -43,7 +43,7 @@ func runServe(ctx context.Context, args []string, stdio IO) error {
 		}
 		listening = func(a net.Addr) { printDemo(stdio, a) }
 	}
-	go purgeTokens(ctx, db, log)
+	go purgeExpired(ctx, db, log)
 	go sweepFiles(ctx, svc, log)
 	return serveHTTP(ctx, svc, log, listening)
 }
@@ -131,8 +131,9 @@ func sweepFiles(ctx context.Context, svc *Service, log *slog.Logger) {
 	}
 }
 
-// purgeTokens deletes long-expired tokens once an hour.
-func purgeTokens(ctx context.Context, db *store.DB, log *slog.Logger) {
+// purgeExpired deletes long-expired tokens and expired idempotency keys
+// once an hour.
+func purgeExpired(ctx context.Context, db *store.DB, log *slog.Logger) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {
@@ -143,6 +144,11 @@ func purgeTokens(ctx context.Context, db *store.DB, log *slog.Logger) {
 			runCtx, cancel := context.WithTimeout(ctx, time.Minute)
 			if err := db.PurgeExpiredTokens(runCtx, time.Now().Add(-24*time.Hour)); err != nil {
 				log.Warn("purge expired tokens", "err", err)
+			}
+			if n, err := db.PurgeExpiredIdempotencyKeys(runCtx, time.Now()); err != nil {
+				log.Warn("purge expired idempotency keys", "err", err)
+			} else if n > 0 {
+				log.Info("purged expired idempotency keys", "removed", n)
 			}
 			cancel()
 		}

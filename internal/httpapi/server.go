@@ -191,9 +191,14 @@ func (s *Server) routes() {
 	s.docsRoutes()
 }
 
-// data registers a /v1 endpoint behind tenant resolution and authentication.
+// data registers a /v1 endpoint behind tenant resolution and
+// authentication; a POST also takes an Idempotency-Key.
 func (s *Server) data(pattern string, h handlerFunc) {
-	s.route(pattern, Bearer, s.withTenant(s.withAuth(s.handle(h))))
+	next := s.handle(h)
+	if method, _, _ := strings.Cut(pattern, " "); method == http.MethodPost {
+		next = s.idempotent(next)
+	}
+	s.route(pattern, Bearer, s.withTenant(s.withAuth(next)))
 }
 
 // Share is the fair share of requests in progress, for monitoring.

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"planwerk/internal/app"
+	"planwerk/internal/config"
+	"planwerk/internal/store"
+	"planwerk/internal/users"
+)
+
+// safeResult is one engine's numbers of CONTRACT.md "Safe writes".
+type safeResult struct {
+	engine string
+	// creates and keyed are POST /v1/projects per second, without and
+	// with an Idempotency-Key (a fresh one for every request).
+	creates, keyed float64
+	errors         int64
+	// Conditional reads (GET with If-None-Match) go here, beside the
+	// writes they are the other half of.
+}
+
+// runSafe measures what safe writes cost: record creation without and
+// with an Idempotency-Key.
+func runSafe(ctx context.Context, pgURL string, d time.Duration) error {
+	dsns, cleanup, err := databases(ctx, pgURL)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	var results []safeResult
+	for _, dsn := range dsns {
+		r, err := benchSafe(ctx, dsn, d)
+		if err != nil {
+			return err
+		}
+		results = append(results, r)
+	}
+	fmt.Printf("\nPlanwerk safe writes benchmark: 8 concurrent clients, %s each, %s, %d cores\n\n", d, runtime.Version(), runtime.NumCPU())
+	fmt.Println("| engine | POST /v1/projects creates/s | with Idempotency-Key (a fresh key each) | ratio | errors |")
+	fmt.Println("|---|---|---|---|---|")
+	for _, r := range results {
+		fmt.Printf("| %s | %.0f | %.0f | %.2f | %d |\n", r.engine, r.creates, r.keyed, r.keyed/r.creates, r.errors)
+	}
+	return nil
+}
+
+func benchSafe(ctx context.Context, dsn string, d time.Duration) (safeResult, error) {
+	cfg := config.Default()
+	cfg.Database = dsn
+	db, err := store.Open(ctx, dsn)
+	if err != nil {
+		return safeResult{}, err
+	}
+	defer db.Close()
+	if _, err := db.Migrate(ctx); err != nil {
+		return safeResult{}, err
+	}
+	cfg.Files = filepath.Join(os.TempDir(), "planwerk-bench-files-"+db.Engine())
+	defer os.RemoveAll(cfg.Files)
+	svc, err := app.NewService(ctx, cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		return safeResult{}, err
+	}
+	defer svc.Close()
+	if _, _, err := app.CreateTenant(ctx, svc, users.TenantSpec{Slug: "bench", AdminEmail: "admin@bench.test", AdminPassword: "bench-password"}); err != nil {
+		return safeResult{}, err
+	}
+	srv := serve(svc)
+	defer srv.Close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	token, err := login(client, srv.URL)
+	if err != nil {
+		return safeResult{}, err
+	}
+	var errs atomic.Int64
+	post := func(path, body, key string) int {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("companyurl", "bench")
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode
+	}
+	// drive posts projects from 8 clients for d; keyed sends a fresh key
+	// with each.
+	drive := func(keyed bool) float64 {
+		var n atomic.Int64
+		var wg sync.WaitGroup
+		deadline := time.Now().Add(d)
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				for i := w; time.Now().Before(deadline); i += 8 {
+					key := ""
+					if keyed {
+						key = freshKey()
+					}
+					if code := post("/v1/projects", fmt.Sprintf(`{"name":"Project %d"}`, i), key); code != http.StatusCreated {
+						errs.Add(1)
+					}
+					n.Add(1)
+				}
+			}(w)
+		}
+		wg.Wait()
+		return float64(n.Load()) / d.Seconds()
+	}
+	r := safeResult{engine: db.Engine()}
+	r.creates = drive(false)
+	r.keyed = drive(true)
+	r.errors = errs.Load()
+	return r, nil
+}
+
+// freshKey is a random Idempotency-Key, as a client makes one per request.
+func freshKey() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
