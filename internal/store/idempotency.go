@@ -166,21 +166,3 @@ func (db *DB) PurgeExpiredIdempotencyKeys(ctx context.Context, now time.Time) (i
 	return total, nil
 }
 
-// tenantIDs lists the ids of all tenants, for housekeeping that visits
-// each.
-func (db *DB) tenantIDs(ctx context.Context) ([]int64, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT id FROM tenants ORDER BY id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
-}

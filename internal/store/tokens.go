@@ -181,24 +181,10 @@ func (db *DB) RevokeUserTokens(ctx context.Context, q Querier, tenantID, userID 
 // PurgeExpiredTokens deletes tokens that expired before cutoff. It is
 // housekeeping across all tenants, one tenant at a time.
 func (db *DB) PurgeExpiredTokens(ctx context.Context, cutoff time.Time) error {
-	rows, err := db.read.QueryContext(ctx, `SELECT id FROM tenants`)
+	ids, err := db.tenantIDs(ctx)
 	if err != nil {
 		return fmt.Errorf("purge tokens: %w", err)
 	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return fmt.Errorf("purge tokens: %w", err)
-		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
-		rows.Close()
-		return fmt.Errorf("purge tokens: %w", err)
-	}
-	rows.Close()
 	for _, id := range ids {
 		for _, table := range []string{"access_tokens", "refresh_tokens"} {
 			if _, err := db.ExecContext(ctx,
