@@ -28,9 +28,10 @@ type safeResult struct {
 	// creates and keyed are POST /v1/projects per second, without and
 	// with an Idempotency-Key (a fresh one for every request).
 	creates, keyed float64
-	errors         int64
-	// Conditional reads (GET with If-None-Match) go here, beside the
-	// writes they are the other half of.
+	// gets and notModified are GET /v1/projects/{id} per second, plain and
+	// with an If-None-Match that matches (304, no body).
+	gets, notModified float64
+	errors            int64
 }
 
 // runSafe measures what safe writes cost: record creation without and
@@ -50,10 +51,11 @@ func runSafe(ctx context.Context, pgURL string, d time.Duration) error {
 		results = append(results, r)
 	}
 	fmt.Printf("\nPlanwerk safe writes benchmark: 8 concurrent clients, %s each, %s, %d cores\n\n", d, runtime.Version(), runtime.NumCPU())
-	fmt.Println("| engine | POST /v1/projects creates/s | with Idempotency-Key (a fresh key each) | ratio | errors |")
-	fmt.Println("|---|---|---|---|---|")
+	fmt.Println("| engine | POST /v1/projects creates/s | with Idempotency-Key (a fresh key each) | ratio | GET one record/s | with If-None-Match hit (304) | ratio | errors |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, r := range results {
-		fmt.Printf("| %s | %.0f | %.0f | %.2f | %d |\n", r.engine, r.creates, r.keyed, r.keyed/r.creates, r.errors)
+		fmt.Printf("| %s | %.0f | %.0f | %.2f | %.0f | %.0f | %.2f | %d |\n", r.engine, r.creates, r.keyed, r.keyed/r.creates,
+			r.gets, r.notModified, r.notModified/r.gets, r.errors)
 	}
 	return nil
 }
@@ -76,7 +78,8 @@ func benchSafe(ctx context.Context, dsn string, d time.Duration) (safeResult, er
 		return safeResult{}, err
 	}
 	defer svc.Close()
-	if _, _, err := app.CreateTenant(ctx, svc, users.TenantSpec{Slug: "bench", AdminEmail: "admin@bench.test", AdminPassword: "bench-password"}); err != nil {
+	tn, _, err := app.CreateTenant(ctx, svc, users.TenantSpec{Slug: "bench", AdminEmail: "admin@bench.test", AdminPassword: "bench-password"})
+	if err != nil {
 		return safeResult{}, err
 	}
 	srv := serve(svc)
@@ -131,6 +134,49 @@ func benchSafe(ctx context.Context, dsn string, d time.Duration) (safeResult, er
 	r := safeResult{engine: db.Engine()}
 	r.creates = drive(false)
 	r.keyed = drive(true)
+
+	// Conditional reads of one record: its tag from a first GET.
+	path := "/v1/projects/1"
+	if ids, err := db.Records(nil, tn.ID, store.Collection{Table: "records", Resource: "projects"}).Find(ctx, nil, 1); err == nil && len(ids) == 1 {
+		path = fmt.Sprintf("/v1/projects/%d", ids[0].ID)
+	}
+	get := func(inm string) (int, string) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+path, nil)
+		req.Header.Set("companyurl", "bench")
+		req.Header.Set("Authorization", "Bearer "+token)
+		if inm != "" {
+			req.Header.Set("If-None-Match", inm)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, ""
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode, resp.Header.Get("ETag")
+	}
+	_, tag := get("")
+	read := func(inm string, want int) float64 {
+		var n atomic.Int64
+		var wg sync.WaitGroup
+		deadline := time.Now().Add(d)
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for time.Now().Before(deadline) {
+					if code, _ := get(inm); code != want {
+						errs.Add(1)
+					}
+					n.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		return float64(n.Load()) / d.Seconds()
+	}
+	r.gets = read("", http.StatusOK)
+	r.notModified = read(tag, http.StatusNotModified)
 	r.errors = errs.Load()
 	return r, nil
 }
