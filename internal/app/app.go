@@ -4,6 +4,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 
 	"planwerk/internal/auth"
 	"planwerk/internal/config"
+	"planwerk/internal/feed"
 	"planwerk/internal/files"
 	"planwerk/internal/filestore"
 	"planwerk/internal/holidays"
@@ -289,6 +291,7 @@ type Service struct {
 	Handler  *httpapi.Server
 	Metrics  *metrics.Metrics
 	Uploads  *files.Service
+	Feed     *feed.Service
 	redis    *redis.Client
 }
 
@@ -298,6 +301,45 @@ func (s *Service) Close() error {
 		return s.redis.Close()
 	}
 	return nil
+}
+
+// feedResources are the names the change feed records changes under:
+// the registry's stored resources and uploads.
+func feedResources(reg *resource.Registry) []string {
+	var names []string
+	for _, r := range reg.All() {
+		if r.Source == "" {
+			names = append(names, r.Name)
+		}
+	}
+	return append(names, "uploads")
+}
+
+// visibleChange says whether the caller may read a changed record: as a
+// GET would decide, and for an upload as for the record it belongs to.
+func (s *Service) visibleChange(ctx context.Context, caller auth.Principal, name string, doc []byte) (bool, error) {
+	if name != "uploads" {
+		return s.Records.Visible(ctx, caller, name, doc)
+	}
+	if caller.IsAdmin {
+		return true, nil
+	}
+	var up struct {
+		Model  string
+		Record int64
+	}
+	if err := json.Unmarshal(doc, &up); err != nil {
+		return false, err
+	}
+	r, ok := s.Registry.Get(map[string]string{"document": "documents", "expense": "expenses"}[up.Model])
+	if !ok {
+		return false, nil
+	}
+	_, err := s.Records.Get(ctx, caller, r, up.Record, nil)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil // hidden, or gone: a member sees uploads of records it can read
+	}
+	return err == nil, err
 }
 
 // NewService builds the service on an open, migrated database.
@@ -340,11 +382,12 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 		files.Config{MaxUploadBytes: cfg.MaxUploadBytes, TenantStorageBytes: cfg.TenantStorageBytes, Secret: secret, Metrics: svc.Metrics,
 			StepTimeout: cfg.RequestTimeout, IdleTimeout: cfg.RequestTimeout}, log)
 	svc.Uploads = fileSvc
+	svc.Feed = feed.New(db, svc.visibleChange, feedResources(svc.Registry))
 	svc.Handler = httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20, MaxUploadBytes: cfg.MaxUploadBytes, PublicURL: cfg.PublicURL,
 		BaseDomain: cfg.BaseDomain, RequestTimeout: cfg.RequestTimeout, WriteIdleTimeout: cfg.WriteIdleTimeout,
 		MetricsElsewhere: cfg.MetricsAddr != "", CORSOrigins: cfg.CORSOrigins, TrustedProxies: cfg.TrustedProxies},
 		httpapi.Deps{DB: db, Auth: svc.Auth, Tenants: resolver, Registry: svc.Registry, Records: svc.Records,
-			Time: d.time, Skills: d.skills, Files: fileSvc, Store: fs, Metrics: svc.Metrics, Log: log})
+			Time: d.time, Skills: d.skills, Files: fileSvc, Store: fs, Feed: svc.Feed, Metrics: svc.Metrics, Log: log})
 	for _, g := range append(db.Shares(), svc.Hasher.Share(), svc.Records.Share(), svc.Handler.Share()) {
 		svc.Metrics.Watch(g)
 	}

@@ -43,7 +43,7 @@ func runServe(ctx context.Context, args []string, stdio IO) error {
 		}
 		listening = func(a net.Addr) { printDemo(stdio, a) }
 	}
-	go purgeExpired(ctx, db, log)
+	go purgeExpired(ctx, db, cfg.ChangeRetention, log)
 	go sweepFiles(ctx, svc, log)
 	return serveHTTP(ctx, svc, log, listening)
 }
@@ -131,9 +131,9 @@ func sweepFiles(ctx context.Context, svc *Service, log *slog.Logger) {
 	}
 }
 
-// purgeExpired deletes long-expired tokens and expired idempotency keys
-// once an hour.
-func purgeExpired(ctx context.Context, db *store.DB, log *slog.Logger) {
+// purgeExpired deletes long-expired tokens, expired idempotency keys and
+// changes older than the feed keeps, once an hour.
+func purgeExpired(ctx context.Context, db *store.DB, changeRetention time.Duration, log *slog.Logger) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {
@@ -149,6 +149,9 @@ func purgeExpired(ctx context.Context, db *store.DB, log *slog.Logger) {
 				log.Warn("purge expired idempotency keys", "err", err)
 			} else if n > 0 {
 				log.Info("purged expired idempotency keys", "removed", n)
+			}
+			if err := db.PurgeChanges(runCtx, time.Now().Add(-changeRetention)); err != nil {
+				log.Warn("purge old changes", "err", err)
 			}
 			cancel()
 		}

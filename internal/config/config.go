@@ -27,6 +27,8 @@ type Config struct {
 	TenantStorageBytes int64
 	FileRate           int
 	TokenTTL           time.Duration
+	// ChangeRetention is how long the change feed keeps its changes.
+	ChangeRetention time.Duration
 	// MetricsAddr, when set, serves /metrics on a listener of its own
 	// instead of the main one.
 	MetricsAddr string
@@ -66,6 +68,7 @@ func Default() Config {
 		TenantStorageBytes: 1 << 30,
 		FileRate:           60,
 		TokenTTL:           time.Hour,
+		ChangeRetention:    720 * time.Hour,
 		RequestTimeout:     30 * time.Second,
 		WriteIdleTimeout:   30 * time.Second,
 		ShutdownGrace:      30 * time.Second,
@@ -82,7 +85,7 @@ func Default() Config {
 type Group func(c *Config, fs *flag.FlagSet)
 
 // All is every group: the settings of serve.
-var All = []Group{Database, HTTP, Files, Quota, Limits, Tokens}
+var All = []Group{Database, HTTP, Files, Quota, Limits, Tokens, Events}
 
 // Register defines the flags of groups on fs, writing into c.
 func (c *Config) Register(fs *flag.FlagSet, groups ...Group) {
@@ -179,6 +182,11 @@ func Limits(c *Config, fs *flag.FlagSet) {
 	fs.IntVar(&c.FileRate, "file-rate", c.FileRate, "upload and download-URL requests per user per minute")
 }
 
+// Events are the change feed's settings.
+func Events(c *Config, fs *flag.FlagSet) {
+	fs.DurationVar(&c.ChangeRetention, "change-retention", c.ChangeRetention, "how long the change feed keeps changes (older cursors get 410)")
+}
+
 // Tokens are the settings of issued tokens.
 func Tokens(c *Config, fs *flag.FlagSet) {
 	fs.Func("token-ttl", "access token lifetime in seconds (default 3600)", func(s string) error {
@@ -220,6 +228,9 @@ func (c *Config) Validate() error {
 	if !strings.HasPrefix(c.Database, "sqlite:") && !strings.HasPrefix(c.Database, "postgres://") &&
 		!strings.HasPrefix(c.Database, "postgresql://") {
 		problems = append(problems, "--database must be sqlite:PATH or a postgres:// URL")
+	}
+	if c.ChangeRetention < time.Hour {
+		problems = append(problems, "--change-retention must be at least 1h")
 	}
 	if c.BaseDomain == "" {
 		problems = append(problems, "--base-domain must not be empty")

@@ -316,6 +316,7 @@ func TestGroups(t *testing.T) {
 		{"Quota", config.Quota, []string{"tenant-storage-bytes"}},
 		{"Limits", config.Limits, []string{"redis", "file-rate"}},
 		{"Tokens", config.Tokens, []string{"token-ttl"}},
+		{"Events", config.Events, []string{"change-retention"}},
 	}
 	total := 0
 	for _, g := range groups {

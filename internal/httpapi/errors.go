@@ -33,6 +33,7 @@ var statusOf = map[errs.Kind]int{
 	errs.Canceled:           499, // nginx's "client closed request"; only logged
 	errs.PreconditionFailed: http.StatusPreconditionFailed,
 	errs.Unprocessable:      http.StatusUnprocessableEntity,
+	errs.Gone:               http.StatusGone,
 }
 
 // answer is an error as the client sees it.

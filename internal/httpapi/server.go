@@ -14,6 +14,7 @@ import (
 
 	"planwerk/internal/auth"
 	"planwerk/internal/errs"
+	"planwerk/internal/feed"
 	"planwerk/internal/files"
 	"planwerk/internal/filestore"
 	"planwerk/internal/gate"
@@ -67,6 +68,7 @@ type Deps struct {
 	Skills   *skills.Service
 	Files    *files.Service
 	Store    filestore.Store
+	Feed     *feed.Service
 	Metrics  *metrics.Metrics
 	Log      *slog.Logger
 }
@@ -83,6 +85,7 @@ type Server struct {
 	time    *timetrack.Service
 	files   *files.Service
 	fstore  filestore.Store
+	feed    *feed.Service
 	metrics *metrics.Metrics
 	log     *slog.Logger
 	mux     *http.ServeMux
@@ -149,7 +152,7 @@ func New(cfg Config, d Deps) *Server {
 		cfg.TenantRequests = 64
 	}
 	s := &Server{cfg: cfg, db: d.DB, auth: d.Auth, tenants: d.Tenants, reg: d.Registry, records: d.Records, skills: d.Skills,
-		time: d.Time, files: d.Files, fstore: d.Store, metrics: d.Metrics, log: d.Log, mux: http.NewServeMux(),
+		time: d.Time, files: d.Files, fstore: d.Store, feed: d.Feed, metrics: d.Metrics, log: d.Log, mux: http.NewServeMux(),
 		routed: map[string]bool{}, requests: gate.New("requests", gate.Options{PerKey: cfg.TenantRequests, MaxQueue: 4 * cfg.TenantRequests})}
 	for _, r := range s.reg.All() {
 		if r.Deprecated {
@@ -188,6 +191,7 @@ func (s *Server) routes() {
 	s.fileRoutes()
 	s.skillRoutes()
 	s.clientRoutes()
+	s.data("GET /v1/changes", s.changes)
 	s.docsRoutes()
 }
 

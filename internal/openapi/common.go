@@ -61,12 +61,14 @@ const (
 	tagAnalytics  = "Analytics"
 	tagFiles      = "Files"
 	tagClients    = "ApiClients"
+	tagChanges    = "Changes"
 	tagOperations = "Operations"
 	tagDocs       = "Documentation"
 )
 
 var tagDescriptions = map[string]string{
 	tagAuth:       "OAuth 2.0 password, refresh-token and client-credentials grants (RFC 6749), revocation (RFC 7009).",
+	tagChanges:    "The change feed: every create, change and delete, in commit order, after a cursor.",
 	tagClients:    "Credentials for integrations: the client-credentials grant gives them tokens of a user within a scope.",
 	tagAccount:    "The tenant's account settings.",
 	tagApproval:   "Approving and unapproving project days.",
@@ -80,6 +82,7 @@ var tagDescriptions = map[string]string{
 var tagGroups = []TagGroup{
 	{Name: "Authentication", Tags: []string{tagAuth, tagClients}},
 	{Name: "Time and approval", Tags: []string{tagAccount, tagApproval, tagAnalytics}},
+	{Name: "Changes", Tags: []string{tagChanges}},
 	{Name: "Files", Tags: []string{tagFiles}},
 	{Name: "Resources"},
 	{Name: "Operations", Tags: []string{tagOperations, tagDocs}},
@@ -98,6 +101,7 @@ var errorResponses = map[int]string{
 	409: "Conflict",
 	413: "PayloadTooLarge",
 	414: "URITooLong",
+	410: "Gone",
 	415: "UnsupportedMediaType",
 	412: "PreconditionFailed",
 	422: "UnprocessableEntity",
@@ -226,6 +230,7 @@ func (b *builder) common() {
 	c.Responses["Conflict"] = errorAnswer("The record conflicts with an existing one (`conflict`), or the first request " +
 		"with the same `Idempotency-Key` is still running (`idempotency_key_in_use`).")
 	c.Responses["PayloadTooLarge"] = errorAnswer("The request body is too large (`body_too_large`).")
+	c.Responses["Gone"] = errorAnswer("What the request names is no longer kept (`cursor_expired`).")
 	c.Responses["URITooLong"] = errorAnswer("The query string is too long (`query_too_long`).")
 	c.Responses["UnsupportedMediaType"] = errorAnswer("The body is not JSON (`unsupported_media_type`).")
 	c.Responses["TooManyRequests"] = errorAnswer("Rate limit hit (`rate_limited`), or the account has as many requests "+

@@ -188,6 +188,28 @@ var descriptions = map[string]opDesc{
 			"401": oauthError("An API client's credentials are wrong (`invalid_client`).", "WWW-Authenticate"),
 		})},
 
+	"GET /v1/changes": {ID: "listChanges", Tag: tagChanges, Summary: "Read the change feed",
+		Description: "Every create, change and delete of a record, in commit order, after a cursor: follow `next` " +
+			"from any cursor and every change committed after it comes exactly once, also with many writers on " +
+			"several instances. Every write makes its change, including approval (the ProjectDay and each WORK " +
+			"entry whose `validationStatus` moved), skill archiving and files (resource `uploads`). A member sees " +
+			"only changes to records it may read. Changes are kept 30 days (`--change-retention`); an older " +
+			"cursor → 410 `cursor_expired`: list the records again and follow the feed from its start.",
+		Params: []Parameter{
+			{Name: "after", In: "query", Description: "A cursor from an earlier answer (`next` or a change's `cursor`); " +
+				"without it, from the oldest kept change.", Schema: Schema{"type": "string"}},
+			{Name: "limit", In: "query", Description: "At most this many changes (default 1000).",
+				Schema: Schema{"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000}},
+			{Name: "resources", In: "query", Description: "Only changes of these resources, comma-separated API path " +
+				"names (`time-entries,projects`; `uploads` for files).", Schema: Schema{"type": "string"}},
+			{Name: "wait", In: "query", Description: "Seconds (0–30) to hold the request open until a change arrives, " +
+				"on any instance; the answer then has the changes so far, or none.",
+				Schema: Schema{"type": "number", "minimum": 0, "maximum": 30, "default": 0}},
+		},
+		OK:       okJSON(200, "The changes and the cursor to read on from.", schemaRef("ChangePage")),
+		Errors:   []int{410},
+		Refusals: map[int]string{410: "The changes after the cursor are no longer kept (`cursor_expired`)."}},
+
 	"GET /v1/api-clients": {ID: "listApiClients", Tag: tagClients, Summary: "List the API clients",
 		Description: "Every API client of the tenant, without secrets. Admins only.",
 		OK:          okJSON(200, "The clients, by id.", Schema{"type": "array", "items": schemaRef("ApiClient")}),
@@ -374,6 +396,22 @@ func operationSchemas() map[string]Schema {
 				"expires_in":    {"type": "integer", "description": "Lifetime of the access token, seconds (about 3600)."},
 				"refresh_token": str("Renews the access token once; rotates. Not given to API clients."),
 				"scope":         {"type": "string", "enum": []string{"read", "read write"}, "description": "API clients' tokens: their scope."},
+			}},
+		"Change": {"type": "object", "description": "One change of the feed; also the `data` of a webhook delivery.",
+			"required": []string{"cursor", "resource", "id", "op", "at", "record"},
+			"properties": map[string]Schema{
+				"cursor":   str("Read on after this change with `after=CURSOR`. Opaque."),
+				"resource": str("The resource's API path name (`time-entries`), or `uploads`."),
+				"id":       {"type": "integer", "format": "int64", "description": "The record's id."},
+				"op":       {"type": "string", "enum": []string{"create", "update", "delete"}},
+				"at":       {"type": "string", "format": "date-time", "pattern": timestampPattern, "description": "When the change was made."},
+				"record": {"type": []string{"object", "null"}, "additionalProperties": true,
+					"description": "The record as GET returns it after the change; null for a delete."},
+			}},
+		"ChangePage": {"type": "object", "required": []string{"changes", "next"},
+			"properties": map[string]Schema{
+				"changes": {"type": "array", "items": schemaRef("Change")},
+				"next":    str("The cursor to read on from: the last change read, or the one sent when none."),
 			}},
 		"RevokeRequest": {"type": "object", "required": []string{"token", "client_id", "client_secret"},
 			"properties": map[string]Schema{

@@ -346,3 +346,18 @@ func (s *Service) checkRefs(ctx context.Context, w *Write, old map[string]any) e
 	}
 	return nil
 }
+
+// Visible reports whether the caller may read a record of the resource
+// named name, as Get decides: the change feed shows only such records.
+// Names the registry does not know (uploads) are for their own service.
+func (s *Service) Visible(ctx context.Context, caller auth.Principal, name string, doc []byte) (bool, error) {
+	h := s.hooks[name]
+	if h.Visible == nil {
+		return true, nil
+	}
+	m, err := Decode(doc)
+	if err != nil {
+		return false, err
+	}
+	return h.Visible(ctx, caller, m)
+}

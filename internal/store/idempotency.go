@@ -165,4 +165,3 @@ func (db *DB) PurgeExpiredIdempotencyKeys(ctx context.Context, now time.Time) (i
 	}
 	return total, nil
 }
-

@@ -283,3 +283,11 @@ func Decode(t testing.TB, raw []byte) M {
 	}
 	return m
 }
+
+// DecodeInto decodes a JSON answer into v.
+func DecodeInto(t testing.TB, raw []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("answer is not the JSON expected: %v: %q", err, raw)
+	}
+}

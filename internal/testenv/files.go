@@ -169,3 +169,14 @@ func Data(seed uint64, n int) []byte {
 	_, _ = rand.NewChaCha8(s).Read(b)
 	return b
 }
+
+// UploadFile attaches one file to a record (replacing its file) and
+// returns the upload's id.
+func (c *Client) UploadFile(t testing.TB, model string, record int64, p Part) int64 {
+	t.Helper()
+	status, _, raw := c.Upload(t, fmt.Sprintf("/v1/files/upload/%s/%d?delete_others=1", model, record), p)
+	if status != http.StatusCreated {
+		t.Fatalf("upload to %s %d: %d %s", model, record, status, raw)
+	}
+	return ID(t, Decode(t, raw))
+}
