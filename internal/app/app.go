@@ -356,6 +356,7 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 	}
 	svc := &Service{Config: cfg, DB: db, Files: fs}
 	svc.Metrics = metrics.New(db.Pools())
+	db.ObserveChanges(svc.Metrics.ChangesRecorded)
 	limiter, err := svc.newLimiters(ctx, cfg, log)
 	if err != nil {
 		return nil, err
@@ -382,7 +383,7 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 		files.Config{MaxUploadBytes: cfg.MaxUploadBytes, TenantStorageBytes: cfg.TenantStorageBytes, Secret: secret, Metrics: svc.Metrics,
 			StepTimeout: cfg.RequestTimeout, IdleTimeout: cfg.RequestTimeout}, log)
 	svc.Uploads = fileSvc
-	svc.Feed = feed.New(db, svc.visibleChange, feedResources(svc.Registry))
+	svc.Feed = feed.New(db, svc.visibleChange, feedResources(svc.Registry), svc.Metrics.FeedLag)
 	svc.Handler = httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20, MaxUploadBytes: cfg.MaxUploadBytes, PublicURL: cfg.PublicURL,
 		BaseDomain: cfg.BaseDomain, RequestTimeout: cfg.RequestTimeout, WriteIdleTimeout: cfg.WriteIdleTimeout,
 		MetricsElsewhere: cfg.MetricsAddr != "", CORSOrigins: cfg.CORSOrigins, TrustedProxies: cfg.TrustedProxies},

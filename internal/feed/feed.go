@@ -86,11 +86,17 @@ type Service struct {
 	db        Store
 	visible   Visibility
 	resources []string // the names a resources filter may use
+	lag       func(time.Duration)
 }
 
-// New returns a Service; resources are the names of the feed's resources.
-func New(db Store, visible Visibility, resources []string) *Service {
-	return &Service{db: db, visible: visible, resources: resources}
+// New returns a Service; resources are the names of the feed's
+// resources; lag (may be nil) learns how long after its commit each
+// change is handed out.
+func New(db Store, visible Visibility, resources []string, lag func(time.Duration)) *Service {
+	if lag == nil {
+		lag = func(time.Duration) {}
+	}
+	return &Service{db: db, visible: visible, resources: resources, lag: lag}
 }
 
 // Request is a read of the feed as a client asks for it.
@@ -203,6 +209,9 @@ func (s *Service) page(ctx context.Context, caller auth.Principal, after int64, 
 			}
 			if ok {
 				page.Changes = append(page.Changes, EntryOf(c))
+				if at, err := time.Parse(store.TimeFormat, c.At); err == nil {
+					s.lag(time.Since(at))
+				}
 			}
 		}
 		page.Next = Cursor(last)

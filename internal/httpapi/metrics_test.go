@@ -88,6 +88,7 @@ func TestMetrics(t *testing.T) {
 			{`planwerk_oauth_grants_total{grant_type="password",outcome="throttled"}`, 1},
 			{`planwerk_oauth_grants_total{grant_type="client_credentials",outcome="ok"}`, 1},
 			{`planwerk_login_brake_refusals_total{reason="account_address"}`, 1},
+			{`planwerk_changes_total`, 3},
 			{`planwerk_rate_limited_total{limit="files"}`, 1},
 			{`planwerk_upload_bytes_total`, 2000},
 		}

@@ -4,6 +4,7 @@ package metrics
 import (
 	"database/sql"
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -20,6 +21,11 @@ type Metrics struct {
 	loginFailures prometheus.Counter
 	grants        *prometheus.CounterVec
 	brakeRefusals *prometheus.CounterVec
+	// The change feed and webhooks.
+	changes        prometheus.Counter
+	feedLag        prometheus.Histogram
+	deliveries     *prometheus.CounterVec
+	oldestDelivery prometheus.Gauge
 	// redisUp has no labels; as a vector it is exported only once set,
 	// so that a service without Redis does not report it as down.
 	redisUp           *prometheus.GaugeVec
@@ -61,6 +67,23 @@ func New(pools map[string]*sql.DB) *Metrics {
 			Name: "planwerk_login_brake_refusals_total",
 			Help: "Sign-ins refused by the login brake, by the bucket that was empty (account_address, address, account).",
 		}, []string{"reason"}),
+		changes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "planwerk_changes_total",
+			Help: "Changes recorded in the change feed (one per record a committed write created, changed or deleted).",
+		}),
+		feedLag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "planwerk_feed_lag_seconds",
+			Help:    "Time from a change's commit to a feed read or webhook delivery handing it out.",
+			Buckets: []float64{.01, .05, .1, .5, 1, 5, 30, 60, 300, 3600, 86400},
+		}),
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "planwerk_webhook_deliveries_total",
+			Help: "Webhook delivery attempts by outcome (delivered, retry, failed, disabled).",
+		}, []string{"outcome"}),
+		oldestDelivery: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "planwerk_webhook_oldest_pending_seconds",
+			Help: "Age of the oldest change an enabled webhook has not yet been delivered.",
+		}),
 		redisUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "planwerk_redis_up",
 			Help: "1 while Redis answers rate-limit calls in time, 0 while limits count per instance.",
@@ -75,6 +98,7 @@ func New(pools map[string]*sql.DB) *Metrics {
 		}, []string{"gate", "reason"}),
 	}
 	m.registry.MustRegister(m.requests, m.duration, m.uploadBytes, m.rateLimited, m.loginFailures, m.grants, m.brakeRefusals,
+		m.changes, m.feedLag, m.deliveries, m.oldestDelivery,
 		m.redisUp, m.rateLimitFallback, m.overloaded,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for name, pool := range pools {
@@ -135,6 +159,34 @@ func (m *Metrics) Grant(grantType, outcome string) {
 func (m *Metrics) BrakeRefused(reason string) {
 	if m != nil {
 		m.brakeRefusals.WithLabelValues(reason).Inc()
+	}
+}
+
+// ChangesRecorded counts changes a commit recorded.
+func (m *Metrics) ChangesRecorded(n int) {
+	if m != nil {
+		m.changes.Add(float64(n))
+	}
+}
+
+// FeedLag records how long after its commit a change was handed out.
+func (m *Metrics) FeedLag(d time.Duration) {
+	if m != nil {
+		m.feedLag.Observe(d.Seconds())
+	}
+}
+
+// Delivery counts a webhook delivery attempt's outcome.
+func (m *Metrics) Delivery(outcome string) {
+	if m != nil {
+		m.deliveries.WithLabelValues(outcome).Inc()
+	}
+}
+
+// OldestPendingDelivery sets the age of the oldest undelivered change.
+func (m *Metrics) OldestPendingDelivery(d time.Duration) {
+	if m != nil {
+		m.oldestDelivery.Set(d.Seconds())
 	}
 }
 

@@ -98,6 +98,9 @@ func (db *DB) flushChanges(ctx context.Context, t *txn) ([]int64, error) {
 		tenants = append(tenants, id)
 	}
 	slices.Sort(tenants)
+	if db.observeChanges != nil {
+		defer db.observeChanges(len(t.changes))
+	}
 	for _, tenantID := range tenants {
 		cs := byTenant[tenantID]
 		var last int64
@@ -144,6 +147,10 @@ func (s *changeSignal) fire() {
 		s.ch = nil
 	}
 }
+
+// ObserveChanges makes fn learn how many changes each commit recorded
+// (for metrics). Call it before the database is used.
+func (db *DB) ObserveChanges(fn func(n int)) { db.observeChanges = fn }
 
 // ChangeSignal returns a channel closed at the next commit of this
 // process that records changes.

@@ -45,9 +45,10 @@ type Querier interface {
 
 // DB is an open database of either engine.
 type DB struct {
-	signal changeSignal // wakes the change feed's waiters
-	write  *sql.DB      // all writes and transactions
-	read   *sql.DB      // plain reads; the same pool as write on PostgreSQL
+	signal         changeSignal // wakes the change feed's waiters
+	observeChanges func(n int)  // counts recorded changes; may be nil
+	write          *sql.DB      // all writes and transactions
+	read           *sql.DB      // plain reads; the same pool as write on PostgreSQL
 	// lookup serves the short reads every request makes (tenant, token,
 	// user), so that clients reading long lists slowly, each holding a
 	// read connection, cannot starve authentication. SQLite only.
