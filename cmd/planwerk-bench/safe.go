@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -31,7 +32,11 @@ type safeResult struct {
 	// gets and notModified are GET /v1/projects/{id} per second, plain and
 	// with an If-None-Match that matches (304, no body).
 	gets, notModified float64
-	errors            int64
+	// feed is changes/s of GET /v1/changes read from the start, 1000 a
+	// page, over the changes the creates above recorded.
+	feed        float64
+	feedChanges int
+	errors      int64
 }
 
 // runSafe measures what safe writes cost: record creation without and
@@ -51,11 +56,11 @@ func runSafe(ctx context.Context, pgURL string, d time.Duration) error {
 		results = append(results, r)
 	}
 	fmt.Printf("\nPlanwerk safe writes benchmark: 8 concurrent clients, %s each, %s, %d cores\n\n", d, runtime.Version(), runtime.NumCPU())
-	fmt.Println("| engine | POST /v1/projects creates/s | with Idempotency-Key (a fresh key each) | ratio | GET one record/s | with If-None-Match hit (304) | ratio | errors |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
+	fmt.Println("| engine | POST /v1/projects creates/s | with Idempotency-Key (a fresh key each) | ratio | GET one record/s | with If-None-Match hit (304) | ratio | feed changes/s (of N) | errors |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	for _, r := range results {
-		fmt.Printf("| %s | %.0f | %.0f | %.2f | %.0f | %.0f | %.2f | %d |\n", r.engine, r.creates, r.keyed, r.keyed/r.creates,
-			r.gets, r.notModified, r.notModified/r.gets, r.errors)
+		fmt.Printf("| %s | %.0f | %.0f | %.2f | %.0f | %.0f | %.2f | %.0f (%d) | %d |\n", r.engine, r.creates, r.keyed, r.keyed/r.creates,
+			r.gets, r.notModified, r.notModified/r.gets, r.feed, r.feedChanges, r.errors)
 	}
 	return nil
 }
@@ -177,8 +182,42 @@ func benchSafe(ctx context.Context, dsn string, d time.Duration) (safeResult, er
 	}
 	r.gets = read("", http.StatusOK)
 	r.notModified = read(tag, http.StatusNotModified)
+	r.feed, r.feedChanges = readFeed(ctx, client, srv.URL, token, &errs)
 	r.errors = errs.Load()
 	return r, nil
+}
+
+// readFeed reads the whole change feed from its start, 1000 changes a
+// page, and returns changes/s and how many.
+func readFeed(ctx context.Context, client *http.Client, base, token string, errs *atomic.Int64) (float64, int) {
+	start := time.Now()
+	after, n := "", 0
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/changes?limit=1000&after="+after, nil)
+		req.Header.Set("companyurl", "bench")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := client.Do(req)
+		if err != nil {
+			errs.Add(1)
+			break
+		}
+		var page struct {
+			Changes []json.RawMessage
+			Next    string
+		}
+		err = json.NewDecoder(resp.Body).Decode(&page)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			errs.Add(1)
+			break
+		}
+		n += len(page.Changes)
+		if len(page.Changes) == 0 {
+			break
+		}
+		after = page.Next
+	}
+	return float64(n) / time.Since(start).Seconds(), n
 }
 
 // freshKey is a random Idempotency-Key, as a client makes one per request.
