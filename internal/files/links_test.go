@@ -43,6 +43,15 @@ func tamper(param string, a, b byte) func(q url.Values) {
 	}
 }
 
+// withQuery is u with its query changed by mod.
+func withQuery(u *url.URL, mod func(q url.Values)) string {
+	v := *u
+	q := v.Query()
+	mod(q)
+	v.RawQuery = q.Encode()
+	return v.String()
+}
+
 func mustURL(t *testing.T, s string) *url.URL {
 	t.Helper()
 	u, err := url.Parse(s)
@@ -81,13 +90,7 @@ func TestUploadSignedURLs(t *testing.T) {
 			t.Errorf("Content-Disposition %q", hdr.Get("Content-Disposition"))
 		}
 
-		with := func(mod func(q url.Values)) string {
-			v := *u
-			q := v.Query()
-			mod(q)
-			v.RawQuery = q.Encode()
-			return v.String()
-		}
+		with := func(mod func(q url.Values)) string { return withQuery(u, mod) }
 		refused := func(what, link string) {
 			t.Helper()
 			status, _, raw := testenv.Fetch(t, http.MethodGet, link)
@@ -208,13 +211,7 @@ func TestS3PresignedDownloads(t *testing.T) {
 		if status, _, _ := testenv.Fetch(t, http.MethodHead, link); status != http.StatusForbidden {
 			t.Errorf("HEAD on a presigned GET URL: %d, want 403 (the store signs the method)", status)
 		}
-		with := func(mod func(q url.Values)) string {
-			v := *u
-			q := v.Query()
-			mod(q)
-			v.RawQuery = q.Encode()
-			return v.String()
-		}
+		with := func(mod func(q url.Values)) string { return withQuery(u, mod) }
 		for what, l := range map[string]string{
 			"tampered signature": with(tamper("X-Amz-Signature", '0', '1')),
 			"changed expiry":     with(func(q url.Values) { q.Set("X-Amz-Expires", "3600") }),
