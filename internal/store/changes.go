@@ -98,6 +98,11 @@ func (db *DB) flushChanges(ctx context.Context, t *txn) ([]int64, error) {
 		tenants = append(tenants, id)
 	}
 	slices.Sort(tenants)
+	if n := db.dialect.notifyChanges(); n != "" {
+		if _, err := t.ExecContext(ctx, n); err != nil {
+			return nil, fmt.Errorf("announce changes: %w", err)
+		}
+	}
 	if db.observeChanges != nil {
 		defer db.observeChanges(len(t.changes))
 	}

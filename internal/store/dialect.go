@@ -38,6 +38,9 @@ type dialect interface {
 	// constant of Planwerk's) set to the bound value v, and updatedAt to
 	// the bound timestamp now.
 	setAttribute(name, v, now string) string
+	// notifyChanges is the statement that announces, at commit, that the
+	// transaction recorded changes ("" where nothing listens).
+	notifyChanges() string
 	// migrations names the folder of the engine's migrations and the
 	// goose dialect that runs them.
 	migrations() (folder string, d goose.Dialect)
@@ -86,6 +89,9 @@ func (sqliteDialect) docColumn() string { return "doc" }
 
 // SQLite write transactions already hold the database's write lock.
 func (sqliteDialect) forUpdate() string { return "" }
+
+// SQLite has one writing process: its commits wake waiters directly.
+func (sqliteDialect) notifyChanges() string { return "" }
 
 func (sqliteDialect) setAttribute(name, v, now string) string {
 	return "json_set(doc, '$." + name + "', " + v + ", '$.updatedAt', " + now + ")"
@@ -144,6 +150,10 @@ func (postgresDialect) lock(ctx context.Context, q Querier, key string) error {
 func (postgresDialect) docColumn() string { return "doc::text" }
 
 func (postgresDialect) forUpdate() string { return " FOR UPDATE" }
+
+func (postgresDialect) notifyChanges() string {
+	return "SELECT pg_notify('" + changesChannel + "', '')"
+}
 
 func (postgresDialect) setAttribute(name, v, now string) string {
 	return "jsonb_set(jsonb_set(doc, '{" + name + "}', to_jsonb(" + v + "::text)), '{updatedAt}', to_jsonb(" + now + "::text))"

@@ -47,8 +47,11 @@ type Querier interface {
 type DB struct {
 	signal         changeSignal // wakes the change feed's waiters
 	observeChanges func(n int)  // counts recorded changes; may be nil
-	write          *sql.DB      // all writes and transactions
-	read           *sql.DB      // plain reads; the same pool as write on PostgreSQL
+	// PostgreSQL: the change notifications' listener (listen.go).
+	stopListening func()
+	listening     chan struct{}
+	write         *sql.DB // all writes and transactions
+	read          *sql.DB // plain reads; the same pool as write on PostgreSQL
 	// lookup serves the short reads every request makes (tenant, token,
 	// user), so that clients reading long lists slowly, each holding a
 	// read connection, cannot starve authentication. SQLite only.
@@ -200,6 +203,9 @@ func openPostgres(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	listen, stop := context.WithCancel(context.Background())
+	db.stopListening, db.listening = stop, make(chan struct{})
+	go db.listenChanges(listen, cfg)
 	return db, nil
 }
 
@@ -266,6 +272,10 @@ func (db *DB) Ready(ctx context.Context) error {
 
 // Close closes all connections.
 func (db *DB) Close() error {
+	if db.stopListening != nil {
+		db.stopListening()
+		<-db.listening
+	}
 	err := errors.Join(db.write.Close(), db.health.Close())
 	if db.read != db.write {
 		err = errors.Join(err, db.read.Close(), db.lookup.Close())
