@@ -116,16 +116,38 @@ func (db *DB) flushChanges(ctx context.Context, t *txn) ([]int64, error) {
 		if err != nil {
 			return nil, fmt.Errorf("change positions: %w", err)
 		}
-		for i, c := range cs {
-			seq := last - int64(len(cs)) + 1 + int64(i)
-			if _, err := t.ExecContext(ctx,
-				`INSERT INTO changes (tenant_id, seq, resource, record_id, op, at, doc) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-				tenantID, seq, c.Resource, c.RecordID, c.Op, c.At, string(c.Doc)); err != nil {
-				return nil, fmt.Errorf("record change: %w", err)
+		first := last - int64(len(cs)) + 1
+		for start := 0; start < len(cs); start += changesPerInsert {
+			if err := insertChanges(ctx, t, tenantID, first+int64(start), cs[start:min(start+changesPerInsert, len(cs))]); err != nil {
+				return nil, err
 			}
 		}
 	}
 	return tenants, nil
+}
+
+// changesPerInsert bounds one statement's rows (7 parameters each: far
+// below either engine's limit of bound parameters).
+const changesPerInsert = 100
+
+// insertChanges stores changes at consecutive positions from first, in
+// one statement.
+func insertChanges(ctx context.Context, q Querier, tenantID, first int64, cs []Change) error {
+	var sb strings.Builder
+	sb.WriteString(`INSERT INTO changes (tenant_id, seq, resource, record_id, op, at, doc) VALUES `)
+	args := make([]any, 0, 7*len(cs))
+	for i, c := range cs {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		n := len(args)
+		fmt.Fprintf(&sb, "($%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7)
+		args = append(args, tenantID, first+int64(i), c.Resource, c.RecordID, c.Op, c.At, string(c.Doc))
+	}
+	if _, err := q.ExecContext(ctx, sb.String(), args...); err != nil {
+		return fmt.Errorf("record changes: %w", err)
+	}
+	return nil
 }
 
 // changeSignal wakes the feed's waiters in this process after a commit
