@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"planwerk/internal/config"
+	"planwerk/internal/feed"
 	"planwerk/internal/testenv"
 )
 
@@ -312,6 +313,15 @@ func TestFeedNeverSkips(t *testing.T) {
 			if v != 1 {
 				t.Errorf("%s seen %d times", k, v)
 			}
+		}
+		// In commit order: positions only grow.
+		prev := int64(-1)
+		for _, c := range order {
+			seq, err := feed.ParseCursor(c)
+			if err != nil || seq <= prev {
+				t.Fatalf("cursor %s (%d) after %d", c, seq, prev)
+			}
+			prev = seq
 		}
 		if n != perWriter*goroutines {
 			t.Fatalf("%d creates", n)
