@@ -326,14 +326,15 @@ type Progress struct {
 // SaveProgress stores a step of holder's work on a webhook: its new
 // position, retry time and failing state, and the delivery (when d is
 // not nil) as it now stands. ErrLeaseLost, and nothing is stored, when
-// the lease is no longer holder's. The enabled flag is only ever cleared
-// here: an admin's change to it wins.
+// the lease is no longer holder's or an admin disabled the webhook
+// meanwhile (the step is made again when it is enabled). The enabled
+// flag is only ever cleared here.
 func (db *DB) SaveProgress(ctx context.Context, tenantID, webhookID int64, holder string, p Progress, d *Delivery) error {
 	err := db.Tx(ctx, func(q Querier) error {
 		err := leased(q.ExecContext(ctx,
 			`UPDATE webhooks SET position = $4, retry_at = $5, failing_since = $6,
 			 enabled = CASE WHEN $7 THEN FALSE ELSE enabled END
-			 WHERE tenant_id = $1 AND id = $2 AND lease_holder = $3`,
+			 WHERE tenant_id = $1 AND id = $2 AND lease_holder = $3 AND enabled = TRUE`,
 			tenantID, webhookID, holder, p.Position, p.RetryAt, p.FailingSince, p.Disable))
 		if err != nil || d == nil {
 			return err

@@ -2,9 +2,12 @@ package webhooks
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"math/big"
 	"sync/atomic"
 	"time"
@@ -40,10 +43,12 @@ func (s *Service) Start() {
 }
 
 // Close stops the dispatcher and waits for deliveries in flight to end;
-// their webhooks' leases are given up, so another instance goes on at once.
+// their webhooks' leases are given up, so another instance goes on at
+// once. Start may run it again.
 func (s *Service) Close() {
 	s.mu.Lock()
 	stop := s.stop
+	s.stop = nil
 	s.mu.Unlock()
 	if stop != nil {
 		stop()
@@ -188,14 +193,10 @@ func (s *Service) step(ctx context.Context, w *store.Webhook, queue *[]store.Cha
 			}
 		}
 		c, *queue = (*queue)[0], (*queue)[1:]
-		now := store.Timestamp(time.Now())
-		d = store.Delivery{ID: messageID(), Seq: c.Seq, Status: store.DeliveryPending, CreatedAt: now, NextAttemptAt: now}
-		// The delivery is stored before its first attempt: its message id
-		// stays the same on every retry, after a restart too.
-		w.RetryAt = now
-		if err := s.save(ctx, w, &d, false); err != nil {
-			return false, err
-		}
+		// The delivery is first stored with the outcome of its first
+		// attempt: one write per delivery. Its message id is derived, so a
+		// first attempt made again after a crash carries the same one.
+		d = store.Delivery{ID: messageID(*w, c.Seq), Seq: c.Seq, Status: store.DeliveryPending, CreatedAt: store.Timestamp(time.Now())}
 	}
 	code, sendErr := s.sender.send(ctx, *w, d.ID, c)
 	if ctx.Err() != nil {
@@ -312,9 +313,11 @@ func (s *Service) backoff(n int) time.Duration {
 	return d
 }
 
-// messageID is a delivery's message id (the webhook-id header).
-func messageID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return "msg_" + hex.EncodeToString(b)
+// messageID is the message id (the webhook-id header) of the delivery
+// of change seq by webhook w: the same whenever it is sent, unique per
+// webhook and change, and telling nothing of the secret it is keyed with.
+func messageID(w store.Webhook, seq int64) string {
+	mac := hmac.New(sha256.New, []byte(w.Secret))
+	fmt.Fprintf(mac, "planwerk webhook message %d %d %d", w.TenantID, w.ID, seq)
+	return "msg_" + hex.EncodeToString(mac.Sum(nil)[:16])
 }
