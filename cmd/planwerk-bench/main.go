@@ -6,7 +6,9 @@
 // "load" drives a mixed workload with vegeta and compares it with a bare
 // net/http handler; "entries" measures time entry creation with and without the
 // approved-day check; "files" measures uploads and downloads; "safe"
-// measures record creation without and with an Idempotency-Key.
+// measures record creation without and with an Idempotency-Key;
+// "webhooks" measures how fast a backlog of changes is delivered to a
+// local receiver by one webhook and by eight.
 //
 // "noisy" measures one tenant's latency alone and beside a tenant whose
 // member runs slow readers, expansions of big records, expensive filters
@@ -49,12 +51,12 @@ func main() {
 	defer stop()
 	switch {
 	case len(os.Args) < 2:
-	case os.Args[1] == "lists", os.Args[1] == "entries", os.Args[1] == "files", os.Args[1] == "load", os.Args[1] == "noisy", os.Args[1] == "safe":
+	case os.Args[1] == "lists", os.Args[1] == "entries", os.Args[1] == "files", os.Args[1] == "load", os.Args[1] == "noisy", os.Args[1] == "safe", os.Args[1] == "webhooks":
 	default:
 		os.Args = os.Args[:1]
 	}
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe [--records N] [--postgres URL] [--duration D] [--big BYTES] [--clients N] [--requests N]")
+		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe|webhooks [--records N] [--postgres URL] [--duration D] [--big BYTES] [--clients N] [--requests N]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -64,6 +66,7 @@ func main() {
 	big := fs.Int64("big", 1<<30, "size of the large upload (files)")
 	clients := fs.Int("clients", 50, "concurrent clients (load)")
 	requests := fs.Int("requests", 400, "requests of the quiet tenant, alone and beside the noise (noisy)")
+	changes := fs.Int("changes", 2000, "changes to deliver to each webhook (webhooks)")
 	_ = fs.Parse(os.Args[2:])
 	var err error
 	switch os.Args[1] {
@@ -77,6 +80,8 @@ func main() {
 		err = runNoisy(ctx, *pg, *requests)
 	case "safe":
 		err = runSafe(ctx, *pg, *duration)
+	case "webhooks":
+		err = runWebhooks(ctx, *pg, *changes)
 	default:
 		err = runFiles(ctx, *big)
 	}

@@ -34,6 +34,7 @@ import (
 	"planwerk/internal/tenancy"
 	"planwerk/internal/timetrack"
 	"planwerk/internal/users"
+	"planwerk/internal/webhooks"
 )
 
 // Version is set at build time with -ldflags "-X planwerk/internal/app.Version=...".
@@ -292,11 +293,17 @@ type Service struct {
 	Metrics  *metrics.Metrics
 	Uploads  *files.Service
 	Feed     *feed.Service
+	Webhooks *webhooks.Service
 	redis    *redis.Client
 }
 
-// Close releases what NewService opened besides the database.
+// Start starts the service's background work: the webhook dispatcher.
+func (s *Service) Start() { s.Webhooks.Start() }
+
+// Close stops the background work and releases what NewService opened
+// besides the database.
 func (s *Service) Close() error {
+	s.Webhooks.Close()
 	if s.redis != nil {
 		return s.redis.Close()
 	}
@@ -384,11 +391,14 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 			StepTimeout: cfg.RequestTimeout, IdleTimeout: cfg.RequestTimeout}, log)
 	svc.Uploads = fileSvc
 	svc.Feed = feed.New(db, svc.visibleChange, feedResources(svc.Registry), svc.Metrics.FeedLag)
+	svc.Webhooks = webhooks.New(db, webhooks.Config{AllowPrivate: cfg.WebhookAllowPrivate, DisableAfter: cfg.WebhookDisableAfter,
+		RetryBase: cfg.WebhookRetryBase, RetryFor: cfg.WebhookRetryFor, Poll: cfg.WebhookPoll, Lookup: cfg.WebhookLookup,
+		Metrics: svc.Metrics}, feedResources(svc.Registry), log)
 	svc.Handler = httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20, MaxUploadBytes: cfg.MaxUploadBytes, PublicURL: cfg.PublicURL,
 		BaseDomain: cfg.BaseDomain, RequestTimeout: cfg.RequestTimeout, WriteIdleTimeout: cfg.WriteIdleTimeout,
 		MetricsElsewhere: cfg.MetricsAddr != "", CORSOrigins: cfg.CORSOrigins, TrustedProxies: cfg.TrustedProxies},
 		httpapi.Deps{DB: db, Auth: svc.Auth, Tenants: resolver, Registry: svc.Registry, Records: svc.Records,
-			Time: d.time, Skills: d.skills, Files: fileSvc, Store: fs, Feed: svc.Feed, Metrics: svc.Metrics, Log: log})
+			Time: d.time, Skills: d.skills, Files: fileSvc, Store: fs, Feed: svc.Feed, Webhooks: svc.Webhooks, Metrics: svc.Metrics, Log: log})
 	for _, g := range append(db.Shares(), svc.Hasher.Share(), svc.Records.Share(), svc.Handler.Share()) {
 		svc.Metrics.Watch(g)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"planwerk/internal/config"
 	"planwerk/internal/store"
+	"planwerk/internal/webhooks"
 )
 
 func runServe(ctx context.Context, args []string, stdio IO) error {
@@ -43,6 +44,7 @@ func runServe(ctx context.Context, args []string, stdio IO) error {
 		}
 		listening = func(a net.Addr) { printDemo(stdio, a) }
 	}
+	svc.Start()
 	go purgeExpired(ctx, db, cfg.ChangeRetention, log)
 	go sweepFiles(ctx, svc, log)
 	return serveHTTP(ctx, svc, log, listening)
@@ -131,8 +133,9 @@ func sweepFiles(ctx context.Context, svc *Service, log *slog.Logger) {
 	}
 }
 
-// purgeExpired deletes long-expired tokens, expired idempotency keys and
-// changes older than the feed keeps, once an hour.
+// purgeExpired deletes long-expired tokens, expired idempotency keys,
+// changes older than the feed keeps and deliveries beyond each webhook's
+// log, once an hour.
 func purgeExpired(ctx context.Context, db *store.DB, changeRetention time.Duration, log *slog.Logger) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
@@ -152,6 +155,9 @@ func purgeExpired(ctx context.Context, db *store.DB, changeRetention time.Durati
 			}
 			if err := db.PurgeChanges(runCtx, time.Now().Add(-changeRetention)); err != nil {
 				log.Warn("purge old changes", "err", err)
+			}
+			if err := db.PurgeDeliveries(runCtx, webhooks.MaxDeliveries); err != nil {
+				log.Warn("purge webhook deliveries", "err", err)
 			}
 			cancel()
 		}

@@ -3,6 +3,7 @@
 package config
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,6 +30,12 @@ type Config struct {
 	TokenTTL           time.Duration
 	// ChangeRetention is how long the change feed keeps its changes.
 	ChangeRetention time.Duration
+	// WebhookAllowPrivate lets webhooks reach loopback, private and
+	// link-local addresses (development and tests).
+	WebhookAllowPrivate bool
+	// WebhookDisableAfter disables a webhook whose deliveries have failed
+	// this long.
+	WebhookDisableAfter time.Duration
 	// MetricsAddr, when set, serves /metrics on a listener of its own
 	// instead of the main one.
 	MetricsAddr string
@@ -55,6 +62,16 @@ type Config struct {
 	// once, then one more per refill period.
 	LoginFailuresPerAccount int
 	LoginFailuresPerAddress int
+
+	// Not flags: webhook delivery timing, which tests shorten. Zero takes
+	// the defaults (a first retry after 5s, retries for 24h, a look for
+	// work every second).
+	WebhookRetryBase time.Duration
+	WebhookRetryFor  time.Duration
+	WebhookPoll      time.Duration
+	// WebhookLookup, when set, resolves webhook hosts at create and
+	// change instead of the system resolver (tests of DNS rebinding).
+	WebhookLookup func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
 // Default returns the documented defaults.
@@ -69,9 +86,11 @@ func Default() Config {
 		FileRate:           60,
 		TokenTTL:           time.Hour,
 		ChangeRetention:    720 * time.Hour,
-		RequestTimeout:     30 * time.Second,
-		WriteIdleTimeout:   30 * time.Second,
-		ShutdownGrace:      30 * time.Second,
+
+		WebhookDisableAfter: 72 * time.Hour,
+		RequestTimeout:      30 * time.Second,
+		WriteIdleTimeout:    30 * time.Second,
+		ShutdownGrace:       30 * time.Second,
 
 		LoginFailuresPerAccount: 10,
 		LoginFailuresPerAddress: 50,
@@ -185,6 +204,8 @@ func Limits(c *Config, fs *flag.FlagSet) {
 // Events are the change feed's settings.
 func Events(c *Config, fs *flag.FlagSet) {
 	fs.DurationVar(&c.ChangeRetention, "change-retention", c.ChangeRetention, "how long the change feed keeps changes (older cursors get 410)")
+	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", c.WebhookAllowPrivate, "let webhooks reach loopback, private and link-local addresses (development only)")
+	fs.DurationVar(&c.WebhookDisableAfter, "webhook-disable-after", c.WebhookDisableAfter, "disable a webhook whose deliveries have failed this long")
 }
 
 // Tokens are the settings of issued tokens.
@@ -231,6 +252,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ChangeRetention < time.Hour {
 		problems = append(problems, "--change-retention must be at least 1h")
+	}
+	if c.WebhookDisableAfter <= 0 {
+		problems = append(problems, "--webhook-disable-after must be positive")
 	}
 	if c.BaseDomain == "" {
 		problems = append(problems, "--base-domain must not be empty")

@@ -30,6 +30,7 @@ func TestDefault(t *testing.T) {
 		Addr: ":8080", Database: "sqlite:data/planwerk.db", Files: "data/files", BaseDomain: "localhost",
 		MaxUploadBytes: 26214400, TenantStorageBytes: 1073741824, FileRate: 60, TokenTTL: 3600 * time.Second,
 		RequestTimeout: 30 * time.Second, WriteIdleTimeout: 30 * time.Second, ShutdownGrace: 30 * time.Second,
+		ChangeRetention: 720 * time.Hour, WebhookDisableAfter: 72 * time.Hour,
 		LoginFailuresPerAccount: c.LoginFailuresPerAccount, LoginFailuresPerAddress: c.LoginFailuresPerAddress,
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -278,6 +279,8 @@ func TestValidate(t *testing.T) {
 		{"negative shutdown grace", func(c *config.Config) { c.ShutdownGrace = -time.Second }, "--shutdown-grace"},
 		{"metrics on the main listener's address", func(c *config.Config) { c.MetricsAddr = c.Addr }, "--metrics-addr"},
 		{"metrics elsewhere", func(c *config.Config) { c.MetricsAddr = "127.0.0.1:9090" }, ""},
+		{"zero webhook disable period", func(c *config.Config) { c.WebhookDisableAfter = 0 }, "--webhook-disable-after"},
+		{"short webhook disable period", func(c *config.Config) { c.WebhookDisableAfter = time.Second }, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -316,7 +319,7 @@ func TestGroups(t *testing.T) {
 		{"Quota", config.Quota, []string{"tenant-storage-bytes"}},
 		{"Limits", config.Limits, []string{"redis", "file-rate"}},
 		{"Tokens", config.Tokens, []string{"token-ttl"}},
-		{"Events", config.Events, []string{"change-retention"}},
+		{"Events", config.Events, []string{"change-retention", "webhook-allow-private", "webhook-disable-after"}},
 	}
 	total := 0
 	for _, g := range groups {
@@ -449,5 +452,22 @@ func TestTrustedProxies(t *testing.T) {
 	cfg.TrustedProxies = []netip.Prefix{{}}
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "--trusted-proxies") {
 		t.Errorf("Validate of an invalid network = %v, want an error naming --trusted-proxies", err)
+	}
+}
+
+func TestWebhookFlags(t *testing.T) {
+	cfg, err := parse([]string{"--webhook-allow-private", "--webhook-disable-after", "12h"}, nil)
+	if err != nil || !cfg.WebhookAllowPrivate || cfg.WebhookDisableAfter != 12*time.Hour {
+		t.Errorf("flags: %v, %v, %v", cfg.WebhookAllowPrivate, cfg.WebhookDisableAfter, err)
+	}
+	cfg, err = parse(nil, map[string]string{"PLANWERK_WEBHOOK_ALLOW_PRIVATE": "true", "PLANWERK_WEBHOOK_DISABLE_AFTER": "30m"})
+	if err != nil || !cfg.WebhookAllowPrivate || cfg.WebhookDisableAfter != 30*time.Minute {
+		t.Errorf("environment: %v, %v, %v", cfg.WebhookAllowPrivate, cfg.WebhookDisableAfter, err)
+	}
+	if _, err := parse([]string{"--webhook-disable-after", "soon"}, nil); err == nil {
+		t.Error("--webhook-disable-after soon: accepted")
+	}
+	if cfg := config.Default(); cfg.WebhookAllowPrivate || cfg.WebhookDisableAfter != 72*time.Hour {
+		t.Errorf("defaults: %v, %v", cfg.WebhookAllowPrivate, cfg.WebhookDisableAfter)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"planwerk/internal/store"
 	"planwerk/internal/tenancy"
 	"planwerk/internal/timetrack"
+	"planwerk/internal/webhooks"
 )
 
 // Config is what the HTTP edge needs to know.
@@ -69,6 +70,7 @@ type Deps struct {
 	Files    *files.Service
 	Store    filestore.Store
 	Feed     *feed.Service
+	Webhooks *webhooks.Service
 	Metrics  *metrics.Metrics
 	Log      *slog.Logger
 }
@@ -86,6 +88,7 @@ type Server struct {
 	files   *files.Service
 	fstore  filestore.Store
 	feed    *feed.Service
+	hooks   *webhooks.Service
 	metrics *metrics.Metrics
 	log     *slog.Logger
 	mux     *http.ServeMux
@@ -152,7 +155,7 @@ func New(cfg Config, d Deps) *Server {
 		cfg.TenantRequests = 64
 	}
 	s := &Server{cfg: cfg, db: d.DB, auth: d.Auth, tenants: d.Tenants, reg: d.Registry, records: d.Records, skills: d.Skills,
-		time: d.Time, files: d.Files, fstore: d.Store, feed: d.Feed, metrics: d.Metrics, log: d.Log, mux: http.NewServeMux(),
+		time: d.Time, files: d.Files, fstore: d.Store, feed: d.Feed, hooks: d.Webhooks, metrics: d.Metrics, log: d.Log, mux: http.NewServeMux(),
 		routed: map[string]bool{}, requests: gate.New("requests", gate.Options{PerKey: cfg.TenantRequests, MaxQueue: 4 * cfg.TenantRequests})}
 	for _, r := range s.reg.All() {
 		if r.Deprecated {
@@ -192,6 +195,7 @@ func (s *Server) routes() {
 	s.skillRoutes()
 	s.clientRoutes()
 	s.data("GET /v1/changes", s.changes)
+	s.webhookRoutes()
 	s.docsRoutes()
 }
 

@@ -62,6 +62,7 @@ const (
 	tagFiles      = "Files"
 	tagClients    = "ApiClients"
 	tagChanges    = "Changes"
+	tagWebhooks   = "Webhooks"
 	tagOperations = "Operations"
 	tagDocs       = "Documentation"
 )
@@ -69,6 +70,7 @@ const (
 var tagDescriptions = map[string]string{
 	tagAuth:       "OAuth 2.0 password, refresh-token and client-credentials grants (RFC 6749), revocation (RFC 7009).",
 	tagChanges:    "The change feed: every create, change and delete, in commit order, after a cursor.",
+	tagWebhooks:   "URLs that receive the change feed as signed POST requests (Standard Webhooks), at least once and in order.",
 	tagClients:    "Credentials for integrations: the client-credentials grant gives them tokens of a user within a scope.",
 	tagAccount:    "The tenant's account settings.",
 	tagApproval:   "Approving and unapproving project days.",
@@ -82,7 +84,7 @@ var tagDescriptions = map[string]string{
 var tagGroups = []TagGroup{
 	{Name: "Authentication", Tags: []string{tagAuth, tagClients}},
 	{Name: "Time and approval", Tags: []string{tagAccount, tagApproval, tagAnalytics}},
-	{Name: "Changes", Tags: []string{tagChanges}},
+	{Name: "Changes", Tags: []string{tagChanges, tagWebhooks}},
 	{Name: "Files", Tags: []string{tagFiles}},
 	{Name: "Resources"},
 	{Name: "Operations", Tags: []string{tagOperations, tagDocs}},

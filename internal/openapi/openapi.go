@@ -47,14 +47,17 @@ type Schema = map[string]any
 
 // Document is an OpenAPI 3.1 document.
 type Document struct {
-	OpenAPI    string                `json:"openapi"`
-	Info       Info                  `json:"info"`
-	Servers    []Server              `json:"servers,omitempty"`
-	Security   []map[string][]string `json:"security"`
-	Tags       []Tag                 `json:"tags,omitempty"`
-	TagGroups  []TagGroup            `json:"x-tagGroups,omitempty"`
-	Paths      map[string]*PathItem  `json:"paths"`
-	Components Components            `json:"components"`
+	OpenAPI   string                `json:"openapi"`
+	Info      Info                  `json:"info"`
+	Servers   []Server              `json:"servers,omitempty"`
+	Security  []map[string][]string `json:"security"`
+	Tags      []Tag                 `json:"tags,omitempty"`
+	TagGroups []TagGroup            `json:"x-tagGroups,omitempty"`
+	Paths     map[string]*PathItem  `json:"paths"`
+	// Webhooks are the requests the service makes: webhook deliveries
+	// (OpenAPI 3.1; 3.0 has no such field).
+	Webhooks   map[string]*PathItem `json:"webhooks,omitempty"`
+	Components Components           `json:"components"`
 }
 
 // Info is the document's info object.
@@ -256,6 +259,7 @@ func Build(reg *resource.Registry, routes []Route) *Document {
 		}
 		b.route(rt)
 	}
+	b.doc.Webhooks = webhookDeliveryDoc()
 	b.tags()
 	return b.doc
 }

@@ -136,6 +136,14 @@ var filesModel = Parameter{Description: "The kind of the owning record; anything
 // generic endpoints, keyed by "METHOD PATH" exactly as the route table
 // has them. Check fails on a route missing here and on an entry without a
 // route.
+// webhookBadRequest is the 400 of webhook writes: the shared causes and
+// a URL webhooks may not reach.
+const webhookBadRequest = "Malformed request: a missing or unknown tenant (`tenant_required`, `unknown_tenant`, " +
+	"`tenant_mismatch`), a body that is not valid JSON (`invalid_json`), cannot be read (`invalid_body`) or is nested " +
+	"too deeply (`too_deep`), an invalid field (`invalid`; `problems` names it), a URL whose host is or resolves to a " +
+	"loopback, private, link-local, CGNAT, multicast or unspecified address (`url_not_allowed`), or an " +
+	"`Idempotency-Key` that is not 1–255 printable ASCII characters (`invalid_idempotency_key`)."
+
 var descriptions = map[string]opDesc{
 	"GET /healthz": {ID: "healthz", Tag: tagOperations, Summary: "Liveness",
 		Description: "Answers while the process is up.",
@@ -230,6 +238,42 @@ var descriptions = map[string]opDesc{
 		Description: "Removes the client and revokes every token it was given (on every instance within 2 seconds). " +
 			"Admins only.",
 		OK: okJSON(200, "The deleted client.", schemaRef("ApiClient"))},
+
+	"GET /v1/webhooks": {ID: "listWebhooks", Tag: tagWebhooks, Summary: "List the webhooks",
+		Description: "Every webhook of the tenant, without secrets. Admins only.",
+		OK:          okJSON(200, "The webhooks, by id.", Schema{"type": "array", "items": schemaRef("Webhook")}),
+		Errors:      []int{403}},
+	"POST /v1/webhooks": {ID: "createWebhook", Record: true, Tag: tagWebhooks, Summary: "Create a webhook",
+		Description: "Subscribes `url` to the tenant's changes committed from now on, of `resources` (all when left " +
+			"out). Each change is POSTed as the Standard Webhooks specification says (see the document's `webhooks`), " +
+			"signed with the secret in this answer, which is never shown again. At most 20 per tenant. The URL must " +
+			"reach a public address. Admins only.",
+		Body:   jsonBody("The webhook.", schemaRef("WebhookCreate")),
+		OK:     okJSON(201, "The webhook with its secret. Sent with `Cache-Control: no-store`.", schemaRef("NewWebhook")),
+		Errors: []int{403, 409, 413, 415},
+		Refusals: map[int]string{
+			400: webhookBadRequest,
+			409: "The tenant has 20 webhooks already (`too_many_webhooks`).",
+		}},
+	"GET /v1/webhooks/{id}": {ID: "getWebhook", Record: true, Tag: tagWebhooks, Summary: "Read a webhook",
+		Description: "Without its secret. Admins only.",
+		OK:          okJSON(200, "The webhook.", schemaRef("Webhook")),
+		Errors:      []int{403}},
+	"PATCH /v1/webhooks/{id}": {ID: "updateWebhook", Record: true, Tag: tagWebhooks, Summary: "Change a webhook",
+		Description: "Changes the fields sent: `url`, `resources`, `enabled`. Enabling a disabled webhook retries its " +
+			"pending delivery at once and delivers on from where it stopped. Admins only.",
+		Body:     jsonBody("The fields to change.", schemaRef("WebhookUpdate")),
+		OK:       okJSON(200, "The webhook.", schemaRef("Webhook")),
+		Errors:   []int{403, 413, 415},
+		Refusals: map[int]string{400: webhookBadRequest}},
+	"DELETE /v1/webhooks/{id}": {ID: "deleteWebhook", Record: true, Tag: tagWebhooks, Summary: "Delete a webhook",
+		Description: "Removes the webhook and its deliveries log; a delivery in flight may still arrive. Admins only.",
+		OK:          okJSON(200, "The deleted webhook.", schemaRef("Webhook")),
+		Errors:      []int{403}},
+	"GET /v1/webhooks/{id}/deliveries": {ID: "listWebhookDeliveries", Tag: tagWebhooks, Summary: "List a webhook's deliveries",
+		Description: "The webhook's newest 100 deliveries, newest first: one per change sent or being sent. Admins only.",
+		OK:          okJSON(200, "The deliveries.", Schema{"type": "array", "maxItems": 100, "items": schemaRef("Delivery")}),
+		Errors:      []int{403}},
 
 	"GET /v1/users/me": {ID: "getCurrentUser", Record: true, Tag: "User", Summary: "Read the current user",
 		Description: "The record of the user the token belongs to.",
@@ -437,6 +481,49 @@ func operationSchemas() map[string]Schema {
 				"user":  {"type": "integer", "format": "int64", "description": "The User the client acts as."},
 				"scope": {"type": "string", "enum": []string{"read", "read write"}, "description": "What its tokens may do."},
 			}},
+		"Webhook": {"type": "object", "description": "A URL subscribed to the tenant's changes (without the secret).",
+			"required":   []string{"id", "url", "resources", "enabled", "failingSince", "createdAt"},
+			"properties": webhookProperties()},
+		"NewWebhook": {"type": "object", "description": "A created webhook with its secret, shown this once.",
+			"required": []string{"id", "url", "resources", "secret", "enabled", "failingSince", "createdAt"},
+			"properties": func() map[string]Schema {
+				p := webhookProperties()
+				p["secret"] = Schema{"type": "string", "pattern": "^whsec_[A-Za-z0-9+/]+={0,2}$",
+					"description": "`whsec_` and the base64 of 32 random bytes: the key of the deliveries' signatures " +
+						"(HMAC-SHA256 with the decoded bytes). Keep it: it is never shown again."}
+				return p
+			}()},
+		"WebhookCreate": {"type": "object", "required": []string{"url"}, "additionalProperties": false,
+			"properties": map[string]Schema{
+				"url":       webhookURL,
+				"resources": webhookResources,
+			}},
+		"WebhookUpdate": {"type": "object", "additionalProperties": false, "description": "The fields to change.",
+			"properties": map[string]Schema{
+				"url":       webhookURL,
+				"resources": webhookResources,
+				"enabled":   {"type": "boolean", "description": "false stops deliveries; true resumes them from where they stopped."},
+			}},
+		"Delivery": {"type": "object", "description": "One change a webhook sent or is sending.",
+			"required": []string{"id", "change", "status", "attempts", "lastStatusCode", "nextAttemptAt", "createdAt"},
+			"properties": map[string]Schema{
+				"id":     str("The message id: the `webhook-id` header, the same on every attempt."),
+				"change": str("The change's feed cursor."),
+				"status": {"type": "string", "enum": []string{"pending", "delivered", "failed"},
+					"description": "`pending` until a 2xx answer (`delivered`) or 24 hours of failed attempts (`failed`)."},
+				"attempts":       {"type": "integer", "description": "Requests made so far."},
+				"lastStatusCode": {"type": []string{"integer", "null"}, "description": "The last answer's status; null when none came (no connection, a timeout, a refused address)."},
+				"nextAttemptAt": {"type": []string{"string", "null"}, "format": "date-time", "pattern": timestampPattern,
+					"description": "When the next attempt is due; null unless pending."},
+				"createdAt": {"type": "string", "format": "date-time", "pattern": timestampPattern, "description": "The first attempt."},
+			}},
+		"WebhookMessage": {"type": "object", "description": "A webhook delivery's body (Standard Webhooks).",
+			"required": []string{"type", "timestamp", "data"},
+			"properties": map[string]Schema{
+				"type":      str("`RESOURCE.OP`: the change's resource and operation (`time-entries.update`)."),
+				"timestamp": {"type": "string", "format": "date-time", "pattern": timestampPattern, "description": "When the change was made."},
+				"data":      schemaRef("Change"),
+			}},
 		"OAuthError": {"type": "object", "description": "RFC 6749 §5.2 error, plus the service's code and message.",
 			"required": []string{"error", "error_description", "code", "message"},
 			"properties": map[string]Schema{
@@ -502,4 +589,52 @@ func operationSchemas() map[string]Schema {
 					"items": Schema{"type": "integer", "format": "int64"}},
 			}},
 	}
+}
+
+var webhookURL = Schema{"type": "string", "format": "uri", "maxLength": 2000,
+	"description": "An http or https URL without user name or password, reaching a public address."}
+
+var webhookResources = Schema{"type": []string{"array", "null"}, "minItems": 1, "uniqueItems": true,
+	"items":       Schema{"type": "string"},
+	"description": "The resources whose changes to deliver (API path names, `uploads` for files); null or left out: all, also those added later."}
+
+func webhookProperties() map[string]Schema {
+	return map[string]Schema{
+		"id":        {"type": "integer", "format": "int64", "description": "The webhook's id."},
+		"url":       webhookURL,
+		"resources": webhookResources,
+		"enabled": {"type": "boolean", "description": "false after 72 hours (`--webhook-disable-after`) of failing " +
+			"deliveries, or when an admin disabled it."},
+		"failingSince": {"type": []string{"string", "null"}, "format": "date-time", "pattern": timestampPattern,
+			"description": "Since when its deliveries fail without a success between; null while they succeed."},
+		"createdAt": {"type": "string", "format": "date-time", "pattern": timestampPattern},
+	}
+}
+
+// signatureHeaders are the Standard Webhooks headers of a delivery.
+var signatureHeaders = []Parameter{
+	{Name: "webhook-id", In: "header", Required: true, Schema: Schema{"type": "string"},
+		Description: "The message id, the same on every attempt: receivers drop deliveries whose id they have seen."},
+	{Name: "webhook-timestamp", In: "header", Required: true, Schema: Schema{"type": "string", "pattern": "^[0-9]+$"},
+		Description: "Unix seconds of this attempt; receivers refuse ones far from their clock (replays)."},
+	{Name: "webhook-signature", In: "header", Required: true, Schema: Schema{"type": "string"},
+		Description: "`v1,` and the base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body` keyed with the bytes of " +
+			"the secret after `whsec_`, base64-decoded."},
+}
+
+// webhookDeliveryDoc describes the request that delivers a change.
+func webhookDeliveryDoc() map[string]*PathItem {
+	return map[string]*PathItem{"change": {Post: &Operation{
+		Tags: []string{tagWebhooks}, OperationID: "deliverChange", Summary: "A change, delivered to a webhook's URL",
+		Description: "One POST per change, in order per webhook: the next after this one was answered 2xx within 10 " +
+			"seconds or failed for good. Any other answer (redirects are not followed), a timeout or no connection is " +
+			"retried after about 5 seconds, then at doubling intervals up to an hour, for 24 hours; then the delivery " +
+			"is `failed` and the next change follows. Verify the signature, then deduplicate by `webhook-id`.",
+		Parameters:  signatureHeaders,
+		RequestBody: jsonBody("The change.", schemaRef("WebhookMessage")),
+		Responses: map[string]*Response{
+			"2XX":     {Description: "Delivered."},
+			"default": {Description: "Not delivered: retried."},
+		},
+	}}}
 }

@@ -31,6 +31,7 @@ func (d *Document) OpenAPI30() (*Document, error) {
 		return nil, fmt.Errorf("openapi: %w", err)
 	}
 	out.OpenAPI = Version30
+	out.Webhooks = nil // 3.0 cannot describe the requests the service makes
 	if out.Info.Summary != "" {
 		out.Info.Description = out.Info.Summary + "\n\n" + out.Info.Description
 		out.Info.Summary = ""

@@ -150,6 +150,9 @@ type Server struct {
 	Service *app.Service
 	Config  config.Config
 	HTTP    *httptest.Server
+
+	stop     func()
+	stopOnce sync.Once
 }
 
 // Start runs the real service on a fresh database of the backend. Options
@@ -199,13 +202,21 @@ func StartLogged(t testing.TB, b Backend, logw io.Writer, opts ...func(*config.C
 	hs.Config.Handler = documentedErrors(t, hs.Config.Handler)
 	hs.Listener = svc.Handler.Listener(hs.Listener)
 	hs.Start()
-	t.Cleanup(func() {
+	svc.Start()
+	srv := &Server{URL: hs.URL, Service: svc, Config: cfg, HTTP: hs}
+	srv.stop = func() {
 		hs.Close()
 		svc.Close()
 		db.Close()
-	})
-	return &Server{URL: hs.URL, Service: svc, Config: cfg, HTTP: hs}
+	}
+	t.Cleanup(srv.Stop)
+	return srv
 }
+
+// Stop stops the server as a shutdown would: its requests, its
+// background work (the webhook dispatcher), its database. Cleanup calls
+// it too; more calls do nothing.
+func (s *Server) Stop() { s.stopOnce.Do(s.stop) }
 
 // Tenant is a tenant created for a test, with its admin's credentials.
 type Tenant struct {

@@ -1,0 +1,323 @@
+package webhooks
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/big"
+	"sync/atomic"
+	"time"
+
+	"planwerk/internal/store"
+)
+
+// Bounds of the dispatcher's work.
+const (
+	// perLease is how many deliveries a worker makes on one claim of a
+	// webhook before it lets the webhook go, so that busy webhooks take
+	// turns with the others.
+	perLease = 100
+	// batch is how many changes a worker reads at once.
+	batch = 20
+	// minGap spaces the dispatcher's looks for work when commits wake it
+	// faster: a look is a query.
+	minGap = 50 * time.Millisecond
+)
+
+// Start runs the dispatcher until Close: it delivers the changes of
+// every tenant's webhooks, sharing the work with the other instances.
+func (s *Service) Start() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stop != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stop = cancel
+	s.running.Add(1)
+	go s.run(ctx)
+}
+
+// Close stops the dispatcher and waits for deliveries in flight to end;
+// their webhooks' leases are given up, so another instance goes on at
+// once. Start may run it again.
+func (s *Service) Close() {
+	s.mu.Lock()
+	stop := s.stop
+	s.stop = nil
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	s.running.Wait()
+}
+
+func (s *Service) run(ctx context.Context) {
+	defer s.running.Done()
+	var busy atomic.Int64
+	done := make(chan struct{}, 1)
+	ticker := time.NewTicker(s.cfg.Poll)
+	defer ticker.Stop()
+	var lastOldest time.Time
+	for {
+		signal := s.db.ChangeSignal()
+		if time.Since(lastOldest) >= s.cfg.Poll {
+			s.observeOldest(ctx)
+			lastOldest = time.Now()
+		}
+		if free := s.cfg.Workers - int(busy.Load()); free > 0 {
+			ws, err := s.claim(ctx, free)
+			if err != nil && ctx.Err() == nil {
+				s.log.Warn("claim webhooks", "err", err)
+			}
+			for _, w := range ws {
+				busy.Add(1)
+				s.running.Add(1)
+				go func() {
+					defer s.running.Done()
+					s.work(ctx, w)
+					busy.Add(-1)
+					select {
+					case done <- struct{}{}:
+					default:
+					}
+				}()
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-signal:
+		case <-ticker.C:
+		case <-done:
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(minGap):
+		}
+	}
+}
+
+// claim leases up to n webhooks with work to do; it only writes when a
+// read found some.
+func (s *Service) claim(ctx context.Context, n int) ([]store.Webhook, error) {
+	now := time.Now()
+	due, err := s.db.AnyWebhookDue(ctx, store.Timestamp(now))
+	if err != nil || !due {
+		return nil, err
+	}
+	return s.db.ClaimWebhooks(ctx, s.holder, store.Timestamp(now), store.Timestamp(now.Add(s.cfg.Lease)), n)
+}
+
+func (s *Service) observeOldest(ctx context.Context) {
+	at, err := s.db.OldestUndelivered(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("oldest undelivered change", "err", err)
+		}
+		return
+	}
+	var age time.Duration
+	if t, err := time.Parse(store.TimeFormat, at); err == nil {
+		age = max(0, time.Since(t))
+	}
+	s.cfg.Metrics.OldestPendingDelivery(age)
+}
+
+// work delivers a leased webhook's changes in order until it has none,
+// waits for a retry, or has made perLease deliveries; then it gives the
+// lease up.
+func (s *Service) work(ctx context.Context, w store.Webhook) {
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := s.db.ReleaseLease(rctx, w.TenantID, w.ID, s.holder); err != nil {
+			s.log.Warn("release webhook lease", "tenant", w.TenantID, "webhook", w.ID, "err", err)
+		}
+	}()
+	renewed := time.Now()
+	var queue []store.Change
+	for range perLease {
+		if ctx.Err() != nil {
+			return
+		}
+		// A delivery takes at most Timeout: renewing when a third of the
+		// lease is gone keeps it from running out while one is in flight.
+		if time.Since(renewed) > s.cfg.Lease/3 {
+			now := time.Now()
+			if err := s.db.RenewLease(ctx, w.TenantID, w.ID, s.holder, store.Timestamp(now.Add(s.cfg.Lease))); err != nil {
+				s.stepFailed(ctx, w, err)
+				return
+			}
+			renewed = now
+		}
+		more, err := s.step(ctx, &w, &queue)
+		if err != nil {
+			s.stepFailed(ctx, w, err)
+			return
+		}
+		if !more {
+			return
+		}
+	}
+}
+
+func (s *Service) stepFailed(ctx context.Context, w store.Webhook, err error) {
+	if ctx.Err() == nil && !errors.Is(err, store.ErrLeaseLost) {
+		s.log.Warn("webhook delivery", "tenant", w.TenantID, "webhook", w.ID, "err", err)
+	}
+}
+
+// step makes the webhook's next delivery attempt: the pending delivery
+// when it is due, else the next change. more says whether to go on.
+func (s *Service) step(ctx context.Context, w *store.Webhook, queue *[]store.Change) (more bool, err error) {
+	var d store.Delivery
+	var c store.Change
+	if w.RetryAt != "" {
+		if w.RetryAt > store.Timestamp(time.Now()) {
+			return false, nil
+		}
+		var ok bool
+		if d, c, ok, err = s.pending(ctx, w); err != nil || !ok {
+			return ok || err == nil, err
+		}
+	} else {
+		if len(*queue) == 0 {
+			if *queue, err = s.next(ctx, w); err != nil || len(*queue) == 0 {
+				return false, err
+			}
+		}
+		c, *queue = (*queue)[0], (*queue)[1:]
+		// The delivery is first stored with the outcome of its first
+		// attempt: one write per delivery. Its message id is derived, so a
+		// first attempt made again after a crash carries the same one.
+		d = store.Delivery{ID: messageID(*w, c.Seq), Seq: c.Seq, Status: store.DeliveryPending, CreatedAt: store.Timestamp(time.Now())}
+	}
+	code, sendErr := s.sender.send(ctx, *w, d.ID, c)
+	if ctx.Err() != nil {
+		return false, nil // shutting down: the delivery stays due, for the next instance
+	}
+	d.Attempts++
+	d.LastStatusCode = code
+	if sendErr == nil {
+		return true, s.delivered(ctx, w, &d, c)
+	}
+	return s.failed(ctx, w, &d)
+}
+
+// pending loads the webhook's pending delivery and its change. A change
+// no longer kept fails the delivery, and the webhook moves on (ok false,
+// no error: go on).
+func (s *Service) pending(ctx context.Context, w *store.Webhook) (store.Delivery, store.Change, bool, error) {
+	d, err := s.db.PendingDelivery(ctx, w.TenantID, w.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		w.RetryAt = ""
+		return d, store.Change{}, false, s.save(ctx, w, nil, false)
+	}
+	if err != nil {
+		return d, store.Change{}, false, err
+	}
+	cs, err := s.db.ChangesAfter(ctx, w.TenantID, d.Seq-1, nil, 1)
+	if err != nil {
+		return d, store.Change{}, false, err
+	}
+	if len(cs) == 0 || cs[0].Seq != d.Seq {
+		d.Status, d.NextAttemptAt = store.DeliveryFailed, ""
+		w.Position, w.RetryAt = d.Seq, ""
+		s.cfg.Metrics.Delivery("failed")
+		return d, store.Change{}, false, s.save(ctx, w, &d, false)
+	}
+	return d, cs[0], true, nil
+}
+
+// next reads the webhook's next changes. When it has none, its position
+// moves past the changes of resources it does not take.
+func (s *Service) next(ctx context.Context, w *store.Webhook) ([]store.Change, error) {
+	// The last position is read first: every change up to it has
+	// committed, so none the read below misses can be passed over.
+	last, _, err := s.db.ChangeWindow(ctx, w.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := s.db.ChangesAfter(ctx, w.TenantID, w.Position, w.Resources, batch)
+	if err != nil || len(cs) > 0 || last <= w.Position {
+		return cs, err
+	}
+	w.Position = last
+	return nil, s.save(ctx, w, nil, false)
+}
+
+func (s *Service) delivered(ctx context.Context, w *store.Webhook, d *store.Delivery, c store.Change) error {
+	d.Status, d.NextAttemptAt = store.DeliveryDelivered, ""
+	w.Position, w.RetryAt, w.FailingSince = d.Seq, "", ""
+	s.cfg.Metrics.Delivery("delivered")
+	if at, err := time.Parse(store.TimeFormat, c.At); err == nil {
+		s.cfg.Metrics.FeedLag(time.Since(at))
+	}
+	return s.save(ctx, w, d, false)
+}
+
+// failed records a failed attempt: retried later, or after RetryFor the
+// delivery fails and the webhook moves on. A webhook failing for
+// DisableAfter is disabled.
+func (s *Service) failed(ctx context.Context, w *store.Webhook, d *store.Delivery) (bool, error) {
+	now := time.Now()
+	if w.FailingSince == "" {
+		w.FailingSince = store.Timestamp(now)
+	}
+	created, _ := time.Parse(store.TimeFormat, d.CreatedAt)
+	if now.Sub(created) >= s.cfg.RetryFor {
+		d.Status, d.NextAttemptAt = store.DeliveryFailed, ""
+		w.Position, w.RetryAt = d.Seq, ""
+		s.cfg.Metrics.Delivery("failed")
+	} else {
+		d.NextAttemptAt = store.Timestamp(now.Add(s.backoff(d.Attempts)))
+		w.RetryAt = d.NextAttemptAt
+		s.cfg.Metrics.Delivery("retry")
+	}
+	since, _ := time.Parse(store.TimeFormat, w.FailingSince)
+	disable := now.Sub(since) >= s.cfg.DisableAfter
+	if disable {
+		w.Enabled = false
+		s.cfg.Metrics.Delivery("disabled")
+		s.log.Warn("webhook disabled: its deliveries failed too long", "tenant", w.TenantID, "webhook", w.ID,
+			"failingSince", w.FailingSince)
+	}
+	err := s.save(ctx, w, d, disable)
+	return err == nil && !disable && d.Status == store.DeliveryFailed, err
+}
+
+func (s *Service) save(ctx context.Context, w *store.Webhook, d *store.Delivery, disable bool) error {
+	return s.db.SaveProgress(ctx, w.TenantID, w.ID, s.holder,
+		store.Progress{Position: w.Position, RetryAt: w.RetryAt, FailingSince: w.FailingSince, Disable: disable}, d)
+}
+
+// backoff is the wait before the retry that follows attempt n (1, 2, …):
+// RetryBase doubled for each attempt after the first, at most RetryMax,
+// less up to a fifth at random so that webhooks failing together spread
+// out.
+func (s *Service) backoff(n int) time.Duration {
+	d := s.cfg.RetryBase
+	for i := 1; i < n && d < s.cfg.RetryMax; i++ {
+		d *= 2
+	}
+	d = min(d, s.cfg.RetryMax)
+	if j, err := rand.Int(rand.Reader, big.NewInt(int64(d/5)+1)); err == nil {
+		d -= time.Duration(j.Int64())
+	}
+	return d
+}
+
+// messageID is the message id (the webhook-id header) of the delivery
+// of change seq by webhook w: the same whenever it is sent, unique per
+// webhook and change, and telling nothing of the secret it is keyed with.
+func messageID(w store.Webhook, seq int64) string {
+	mac := hmac.New(sha256.New, []byte(w.Secret))
+	fmt.Fprintf(mac, "planwerk webhook message %d %d %d", w.TenantID, w.ID, seq)
+	return "msg_" + hex.EncodeToString(mac.Sum(nil)[:16])
+}

@@ -1,0 +1,354 @@
+// Package webhooks delivers the change feed to URLs (CONTRACT.md "Change
+// feed and webhooks"): admins subscribe a URL to a tenant's changes, and
+// a dispatcher in every instance of the service posts each change, signed
+// as the Standard Webhooks specification says, at least once and in order
+// per webhook. See docs/decisions.md "Webhooks".
+package webhooks
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"slices"
+	"sync"
+	"time"
+
+	"planwerk/internal/auth"
+	"planwerk/internal/errs"
+	"planwerk/internal/store"
+)
+
+// Bounds of webhooks.
+const (
+	// MaxWebhooks per tenant: each is a stream of outgoing requests the
+	// service makes on the tenant's behalf.
+	MaxWebhooks = 20
+	// MaxDeliveries is how many deliveries the log shows and keeps per webhook.
+	MaxDeliveries = 100
+	maxURL        = 2000
+	secretPrefix  = "whsec_"
+	secretBytes   = 32
+)
+
+// Store is what webhooks need of the database.
+type Store interface {
+	Tx(ctx context.Context, fn func(q store.Querier) error) error
+	NewID(ctx context.Context, q store.Querier, tenantID int64) (int64, error)
+	InsertWebhook(ctx context.Context, q store.Querier, tenantID int64, w store.Webhook) error
+	CountWebhooks(ctx context.Context, q store.Querier, tenantID int64) (int, error)
+	Webhooks(ctx context.Context, tenantID int64) ([]store.Webhook, error)
+	WebhookByID(ctx context.Context, tenantID, id int64) (store.Webhook, error)
+	LockWebhook(ctx context.Context, q store.Querier, tenantID, id int64) (store.Webhook, error)
+	UpdateWebhook(ctx context.Context, q store.Querier, tenantID int64, w store.Webhook) error
+	DeleteWebhook(ctx context.Context, q store.Querier, tenantID, id int64) error
+	Deliveries(ctx context.Context, tenantID, webhookID int64, limit int) ([]store.Delivery, error)
+	PendingDelivery(ctx context.Context, tenantID, webhookID int64) (store.Delivery, error)
+	ChangeWindow(ctx context.Context, tenantID int64) (last, purged int64, err error)
+	ChangesAfter(ctx context.Context, tenantID, after int64, resources []string, limit int) ([]store.Change, error)
+	ChangeSignal() <-chan struct{}
+	AnyWebhookDue(ctx context.Context, now string) (bool, error)
+	ClaimWebhooks(ctx context.Context, holder, now, until string, limit int) ([]store.Webhook, error)
+	RenewLease(ctx context.Context, tenantID, id int64, holder, until string) error
+	ReleaseLease(ctx context.Context, tenantID, id int64, holder string) error
+	SaveProgress(ctx context.Context, tenantID, webhookID int64, holder string, p store.Progress, d *store.Delivery) error
+	OldestUndelivered(ctx context.Context) (string, error)
+}
+
+// Metrics learns what deliveries do.
+type Metrics interface {
+	Delivery(outcome string)
+	OldestPendingDelivery(d time.Duration)
+	FeedLag(d time.Duration)
+}
+
+// Config are the webhooks' settings; zero values take the defaults.
+type Config struct {
+	// AllowPrivate lets webhooks reach loopback, private and link-local
+	// addresses (development and tests).
+	AllowPrivate bool
+	// DisableAfter disables a webhook whose deliveries have failed this
+	// long without a success between (72h).
+	DisableAfter time.Duration
+	// RetryFor is how long a delivery is retried before it fails (24h).
+	RetryFor time.Duration
+	// RetryBase is the first retry's delay (5s); each next one doubles,
+	// up to RetryMax (1h).
+	RetryBase, RetryMax time.Duration
+	// Poll is how often the dispatcher looks for work other instances
+	// made and retries that came due (1s).
+	Poll time.Duration
+	// Lease is how long a webhook is the instance's without renewal (30s).
+	Lease time.Duration
+	// Timeout bounds one delivery request (10s).
+	Timeout time.Duration
+	// Workers is how many webhooks an instance delivers to at once (8).
+	Workers int
+	// Lookup resolves a webhook URL's host when it is created or changed
+	// (nil: the system resolver).
+	Lookup  func(ctx context.Context, host string) ([]netip.Addr, error)
+	Metrics Metrics
+}
+
+func (c *Config) defaults() {
+	set := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	set(&c.DisableAfter, 72*time.Hour)
+	set(&c.RetryFor, 24*time.Hour)
+	set(&c.RetryBase, 5*time.Second)
+	set(&c.RetryMax, time.Hour)
+	set(&c.Poll, time.Second)
+	set(&c.Lease, 30*time.Second)
+	set(&c.Timeout, 10*time.Second)
+	if c.Workers <= 0 {
+		c.Workers = 8
+	}
+	if c.Metrics == nil {
+		c.Metrics = noMetrics{}
+	}
+}
+
+type noMetrics struct{}
+
+func (noMetrics) Delivery(string)                     {}
+func (noMetrics) OldestPendingDelivery(time.Duration) {}
+func (noMetrics) FeedLag(time.Duration)               {}
+
+// Service manages webhooks and, once started, delivers their changes.
+type Service struct {
+	db        Store
+	cfg       Config
+	resources []string // the feed's resources
+	log       *slog.Logger
+	sender    *sender
+	holder    string // this instance's name on the leases it holds
+
+	mu      sync.Mutex
+	stop    context.CancelFunc
+	running sync.WaitGroup
+}
+
+// New returns a Service; resources are the names of the feed's resources.
+func New(db Store, cfg Config, resources []string, log *slog.Logger) *Service {
+	cfg.defaults()
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return &Service{db: db, cfg: cfg, resources: resources, log: log, sender: newSender(cfg),
+		holder: base64.RawURLEncoding.EncodeToString(b)}
+}
+
+func adminOnly(caller auth.Principal) error {
+	if !caller.IsAdmin {
+		return errs.Forbid("only admins may manage webhooks")
+	}
+	return nil
+}
+
+// Create subscribes a URL to the tenant's changes from a request body:
+// url and resources (all when left out). Only changes committed after
+// it are delivered.
+func (s *Service) Create(ctx context.Context, caller auth.Principal, input map[string]any) (store.Webhook, error) {
+	if err := adminOnly(caller); err != nil {
+		return store.Webhook{}, err
+	}
+	w := store.Webhook{Enabled: true}
+	if err := s.parse(input, &w, false); err != nil {
+		return store.Webhook{}, err
+	}
+	if err := s.checkHost(ctx, w.URL); err != nil {
+		return store.Webhook{}, err
+	}
+	w.Secret = newSecret()
+	w.CreatedAt = store.Timestamp(time.Now())
+	err := s.db.Tx(ctx, func(q store.Querier) error {
+		n, err := s.db.CountWebhooks(ctx, q, caller.TenantID)
+		if err != nil {
+			return err
+		}
+		if n >= MaxWebhooks {
+			return errs.New(errs.Conflict, "too_many_webhooks",
+				fmt.Sprintf("the tenant has %d webhooks, the most it may have; delete one first", MaxWebhooks))
+		}
+		// Every position up to the last committed one is taken by a
+		// committed change (see store/changes.go): the webhook starts after them.
+		if w.Position, _, err = s.db.ChangeWindow(ctx, caller.TenantID); err != nil {
+			return err
+		}
+		if w.ID, err = s.db.NewID(ctx, q, caller.TenantID); err != nil {
+			return err
+		}
+		return s.db.InsertWebhook(ctx, q, caller.TenantID, w)
+	})
+	if err != nil {
+		return store.Webhook{}, fmt.Errorf("create webhook: %w", err)
+	}
+	w.TenantID = caller.TenantID
+	return w, nil
+}
+
+func newSecret() string {
+	b := make([]byte, secretBytes)
+	_, _ = rand.Read(b)
+	return secretPrefix + base64.StdEncoding.EncodeToString(b)
+}
+
+// parse reads a webhook's fields into w, naming every invalid one; a
+// patch may leave any out and may set enabled.
+func (s *Service) parse(input map[string]any, w *store.Webhook, patch bool) error {
+	var problems []errs.Problem
+	known := []string{"url", "resources"}
+	if patch {
+		known = append(known, "enabled")
+	}
+	for k := range input {
+		if !slices.Contains(known, k) {
+			problems = append(problems, errs.Problem{Field: k, Message: "is not a field of a webhook to write (" + joinNames(known) + ")"})
+		}
+	}
+	if v, ok := input["url"]; ok || !patch {
+		raw, _ := v.(string)
+		if msg := checkURL(raw); msg != "" {
+			problems = append(problems, errs.Problem{Field: "url", Message: msg})
+		}
+		w.URL = raw
+	}
+	if v, ok := input["resources"]; ok {
+		r, msg := s.parseResources(v)
+		if msg != "" {
+			problems = append(problems, errs.Problem{Field: "resources", Message: msg})
+		}
+		w.Resources = r
+	}
+	if v, ok := input["enabled"]; ok {
+		b, isBool := v.(bool)
+		if !isBool {
+			problems = append(problems, errs.Problem{Field: "enabled", Message: "must be true or false"})
+		}
+		if b && !w.Enabled {
+			w.FailingSince = "" // re-enabled: the pending delivery is tried again at once
+			if w.RetryAt != "" {
+				w.RetryAt = store.Timestamp(time.Now())
+			}
+		}
+		w.Enabled = b
+	}
+	if len(problems) > 0 {
+		return errs.Fields(problems...)
+	}
+	return nil
+}
+
+func (s *Service) parseResources(v any) ([]string, string) {
+	if v == nil {
+		return nil, "" // every resource
+	}
+	list, ok := v.([]any)
+	if !ok || len(list) == 0 {
+		return nil, "must be a non-empty list of the feed's resource names, or null for all"
+	}
+	var out []string
+	for _, e := range list {
+		name, _ := e.(string)
+		if !slices.Contains(s.resources, name) {
+			return nil, fmt.Sprintf("%v is not a resource of the feed (%s)", e, joinNames(s.resources))
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out, ""
+}
+
+func joinNames(names []string) string {
+	b, _ := json.Marshal(names)
+	return string(b[1 : len(b)-1])
+}
+
+// List lists the tenant's webhooks. Admins only.
+func (s *Service) List(ctx context.Context, caller auth.Principal) ([]store.Webhook, error) {
+	if err := adminOnly(caller); err != nil {
+		return nil, err
+	}
+	return s.db.Webhooks(ctx, caller.TenantID)
+}
+
+// Get returns one webhook. Admins only.
+func (s *Service) Get(ctx context.Context, caller auth.Principal, id int64) (store.Webhook, error) {
+	if err := adminOnly(caller); err != nil {
+		return store.Webhook{}, err
+	}
+	return s.db.WebhookByID(ctx, caller.TenantID, id)
+}
+
+// Check refuses a write to a webhook as it is (If-Match); nil checks nothing.
+type Check func(w store.Webhook) error
+
+// Update changes a webhook's url, resources or enabled flag. check runs
+// on the webhook as it is, inside the write.
+func (s *Service) Update(ctx context.Context, caller auth.Principal, id int64, input map[string]any, check Check) (store.Webhook, error) {
+	if err := adminOnly(caller); err != nil {
+		return store.Webhook{}, err
+	}
+	var w store.Webhook
+	err := s.db.Tx(ctx, func(q store.Querier) error {
+		var err error
+		if w, err = s.db.LockWebhook(ctx, q, caller.TenantID, id); err != nil {
+			return err
+		}
+		if check != nil {
+			if err := check(w); err != nil {
+				return err
+			}
+		}
+		old := w.URL
+		if err := s.parse(input, &w, true); err != nil {
+			return err
+		}
+		if w.URL != old {
+			if err := s.checkHost(ctx, w.URL); err != nil {
+				return err
+			}
+		}
+		return s.db.UpdateWebhook(ctx, q, caller.TenantID, w)
+	})
+	if err != nil {
+		return store.Webhook{}, err
+	}
+	return w, nil
+}
+
+// Delete removes a webhook and its deliveries log. check runs on the
+// webhook as it is, inside the write.
+func (s *Service) Delete(ctx context.Context, caller auth.Principal, id int64, check Check) (store.Webhook, error) {
+	if err := adminOnly(caller); err != nil {
+		return store.Webhook{}, err
+	}
+	var w store.Webhook
+	err := s.db.Tx(ctx, func(q store.Querier) error {
+		var err error
+		if w, err = s.db.LockWebhook(ctx, q, caller.TenantID, id); err != nil {
+			return err
+		}
+		if check != nil {
+			if err := check(w); err != nil {
+				return err
+			}
+		}
+		return s.db.DeleteWebhook(ctx, q, caller.TenantID, id)
+	})
+	return w, err
+}
+
+// Deliveries returns a webhook's newest deliveries. Admins only.
+func (s *Service) Deliveries(ctx context.Context, caller auth.Principal, id int64) ([]store.Delivery, error) {
+	if _, err := s.Get(ctx, caller, id); err != nil {
+		return nil, err
+	}
+	return s.db.Deliveries(ctx, caller.TenantID, id, MaxDeliveries)
+}
