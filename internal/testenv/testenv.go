@@ -93,7 +93,15 @@ func DSN(t testing.TB, b Backend) string {
 	t.Helper()
 	switch b.Name {
 	case "sqlite":
-		return "sqlite:" + filepath.Join(t.TempDir(), "planwerk.db")
+		// Not t.TempDir: its name carries the test's, which may hold a
+		// "#" (a second subtest of one name), and a "#" ends the path
+		// of the SQLite URI the store opens.
+		dir, err := os.MkdirTemp("", "planwerk-test-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		return "sqlite:" + filepath.Join(dir, "planwerk.db")
 	case "postgres":
 		if msg := PostgresUnavailable(t); msg != "" {
 			t.Skip(msg)
