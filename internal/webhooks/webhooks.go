@@ -295,6 +295,16 @@ func (s *Service) Update(ctx context.Context, caller auth.Principal, id int64, i
 	if err := adminOnly(caller); err != nil {
 		return store.Webhook{}, err
 	}
+	// A new URL's host is resolved before the transaction, which must not
+	// wait on DNS while it holds the webhook (or SQLite's one writer).
+	if raw, ok := input["url"].(string); ok && checkURL(raw) == "" {
+		if _, err := s.db.WebhookByID(ctx, caller.TenantID, id); err != nil {
+			return store.Webhook{}, err // another tenant's id: 404, not a word about its URL
+		}
+		if err := s.checkHost(ctx, raw); err != nil {
+			return store.Webhook{}, err
+		}
+	}
 	var w store.Webhook
 	err := s.db.Tx(ctx, func(q store.Querier) error {
 		var err error
@@ -306,14 +316,8 @@ func (s *Service) Update(ctx context.Context, caller auth.Principal, id int64, i
 				return err
 			}
 		}
-		old := w.URL
 		if err := s.parse(input, &w, true); err != nil {
 			return err
-		}
-		if w.URL != old {
-			if err := s.checkHost(ctx, w.URL); err != nil {
-				return err
-			}
 		}
 		return s.db.UpdateWebhook(ctx, q, caller.TenantID, w)
 	})
