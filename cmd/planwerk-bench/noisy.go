@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +21,38 @@ import (
 
 // serve runs the service as `planwerk serve` does: its timeouts and its
 // idle-write listener, on loopback.
+// startService opens and migrates dsn, builds the service on it (mod may
+// change the configuration) and serves it; stop undoes all of it.
+func startService(ctx context.Context, dsn string, mod func(*config.Config)) (svc *app.Service, srv *httptest.Server, stop func(), err error) {
+	cfg := config.Default()
+	cfg.Database = dsn
+	if mod != nil {
+		mod(&cfg)
+	}
+	db, err := store.Open(ctx, dsn)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if _, err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, nil, nil, err
+	}
+	cfg.Files = filepath.Join(os.TempDir(), "planwerk-bench-files-"+db.Engine())
+	svc, err = app.NewService(ctx, cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		db.Close()
+		os.RemoveAll(cfg.Files)
+		return nil, nil, nil, err
+	}
+	srv = serve(svc)
+	return svc, srv, func() {
+		srv.Close()
+		svc.Close()
+		db.Close()
+		os.RemoveAll(cfg.Files)
+	}, nil
+}
+
 func serve(svc *app.Service) *httptest.Server {
 	srv := httptest.NewUnstartedServer(svc.Handler)
 	srv.Config = svc.Handler.HTTPServer(context.Background())

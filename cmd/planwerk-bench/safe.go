@@ -7,10 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -18,7 +15,6 @@ import (
 	"time"
 
 	"planwerk/internal/app"
-	"planwerk/internal/config"
 	"planwerk/internal/store"
 	"planwerk/internal/users"
 )
@@ -66,29 +62,16 @@ func runSafe(ctx context.Context, pgURL string, d time.Duration) error {
 }
 
 func benchSafe(ctx context.Context, dsn string, d time.Duration) (safeResult, error) {
-	cfg := config.Default()
-	cfg.Database = dsn
-	db, err := store.Open(ctx, dsn)
+	svc, srv, stop, err := startService(ctx, dsn, nil)
 	if err != nil {
 		return safeResult{}, err
 	}
-	defer db.Close()
-	if _, err := db.Migrate(ctx); err != nil {
-		return safeResult{}, err
-	}
-	cfg.Files = filepath.Join(os.TempDir(), "planwerk-bench-files-"+db.Engine())
-	defer os.RemoveAll(cfg.Files)
-	svc, err := app.NewService(ctx, cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		return safeResult{}, err
-	}
-	defer svc.Close()
+	defer stop()
+	db := svc.DB
 	tn, _, err := app.CreateTenant(ctx, svc, users.TenantSpec{Slug: "bench", AdminEmail: "admin@bench.test", AdminPassword: "bench-password"})
 	if err != nil {
 		return safeResult{}, err
 	}
-	srv := serve(svc)
-	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	token, err := login(client, srv.URL)
 	if err != nil {

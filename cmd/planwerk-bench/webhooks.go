@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -17,7 +14,6 @@ import (
 
 	"planwerk/internal/app"
 	"planwerk/internal/config"
-	"planwerk/internal/store"
 	"planwerk/internal/users"
 )
 
@@ -57,26 +53,12 @@ func runWebhooks(ctx context.Context, pgURL string, n int) error {
 }
 
 func benchWebhooks(ctx context.Context, dsn string, n int) (hookResult, error) {
-	cfg := config.Default()
-	cfg.Database = dsn
-	cfg.WebhookAllowPrivate = true
-	db, err := store.Open(ctx, dsn)
+	svc, srv, stop, err := startService(ctx, dsn, func(c *config.Config) { c.WebhookAllowPrivate = true })
 	if err != nil {
 		return hookResult{}, err
 	}
-	defer db.Close()
-	if _, err := db.Migrate(ctx); err != nil {
-		return hookResult{}, err
-	}
-	cfg.Files = filepath.Join(os.TempDir(), "planwerk-bench-files-"+db.Engine())
-	defer os.RemoveAll(cfg.Files)
-	svc, err := app.NewService(ctx, cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		return hookResult{}, err
-	}
-	defer svc.Close()
-	srv := serve(svc)
-	defer srv.Close()
+	defer stop()
+	db := svc.DB
 	var got atomic.Int64
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)

@@ -132,8 +132,9 @@ func (s *Service) Read(ctx context.Context, caller auth.Principal, r Request) (P
 		timer := time.NewTimer(min(poll, time.Until(deadline)))
 		select {
 		case <-ctx.Done():
+			// The request's deadline came first: what was read is the answer.
 			timer.Stop()
-			return Page{}, ctx.Err()
+			return page, nil
 		case <-signal:
 		case <-timer.C:
 		}
