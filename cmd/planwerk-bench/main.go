@@ -10,6 +10,9 @@
 // "webhooks" measures how fast a backlog of changes is delivered to a
 // local receiver by one webhook and by eight.
 //
+// "writes" measures record creation with 32 clients and with one: on
+// SQLite committed per request and with group commit, side by side.
+//
 // "noisy" measures one tenant's latency alone and beside a tenant whose
 // member runs slow readers, expansions of big records, expensive filters
 // and writes, and prints the process's peak resident memory.
@@ -34,6 +37,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -51,12 +55,12 @@ func main() {
 	defer stop()
 	switch {
 	case len(os.Args) < 2:
-	case os.Args[1] == "lists", os.Args[1] == "entries", os.Args[1] == "files", os.Args[1] == "load", os.Args[1] == "noisy", os.Args[1] == "safe", os.Args[1] == "webhooks":
+	case os.Args[1] == "lists", os.Args[1] == "entries", os.Args[1] == "files", os.Args[1] == "load", os.Args[1] == "noisy", os.Args[1] == "safe", os.Args[1] == "webhooks", os.Args[1] == "writes":
 	default:
 		os.Args = os.Args[:1]
 	}
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe|webhooks [--records N] [--postgres URL] [--duration D] [--big BYTES] [--clients N] [--requests N]")
+		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe|webhooks|writes [--records N] [--postgres URL] [--duration D] [--big BYTES] [--clients N] [--requests N]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -64,10 +68,28 @@ func main() {
 	pg := fs.String("postgres", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable", "PostgreSQL server (empty: SQLite only)")
 	duration := fs.Duration("duration", 5*time.Second, "how long to drive each load")
 	big := fs.Int64("big", 1<<30, "size of the large upload (files)")
-	clients := fs.Int("clients", 50, "concurrent clients (load)")
+	clients := fs.Int("clients", 0, "concurrent clients (load: 50, writes: 32)")
 	requests := fs.Int("requests", 400, "requests of the quiet tenant, alone and beside the noise (noisy)")
 	changes := fs.Int("changes", 2000, "changes to deliver to each webhook (webhooks)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	_ = fs.Parse(os.Args[2:])
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "planwerk-bench:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if *clients <= 0 {
+		*clients = map[string]int{"writes": 32}[os.Args[1]]
+		if *clients == 0 {
+			*clients = 50
+		}
+	}
 	var err error
 	switch os.Args[1] {
 	case "lists":
@@ -82,10 +104,13 @@ func main() {
 		err = runSafe(ctx, *pg, *duration)
 	case "webhooks":
 		err = runWebhooks(ctx, *pg, *changes)
+	case "writes":
+		err = runWrites(ctx, *pg, *duration, *clients)
 	default:
 		err = runFiles(ctx, *big)
 	}
 	if err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "planwerk-bench:", err)
 		os.Exit(1)
 	}

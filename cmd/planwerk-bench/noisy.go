@@ -24,12 +24,17 @@ import (
 // startService opens and migrates dsn, builds the service on it (mod may
 // change the configuration) and serves it; stop undoes all of it.
 func startService(ctx context.Context, dsn string, mod func(*config.Config)) (svc *app.Service, srv *httptest.Server, stop func(), err error) {
+	return startServiceWith(ctx, dsn, store.DefaultOptions(), mod)
+}
+
+// startServiceWith is startService on a database opened with opts.
+func startServiceWith(ctx context.Context, dsn string, opts store.Options, mod func(*config.Config)) (svc *app.Service, srv *httptest.Server, stop func(), err error) {
 	cfg := config.Default()
 	cfg.Database = dsn
 	if mod != nil {
 		mod(&cfg)
 	}
-	db, err := store.Open(ctx, dsn)
+	db, err := store.OpenWith(ctx, dsn, opts)
 	if err != nil {
 		return nil, nil, nil, err
 	}

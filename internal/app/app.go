@@ -364,6 +364,7 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 	svc := &Service{Config: cfg, DB: db, Files: fs}
 	svc.Metrics = metrics.New(db.Pools())
 	db.ObserveChanges(svc.Metrics.ChangesRecorded)
+	db.ObserveBatches(svc.Metrics.CommitBatch)
 	limiter, err := svc.newLimiters(ctx, cfg, log)
 	if err != nil {
 		return nil, err

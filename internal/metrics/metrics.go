@@ -23,6 +23,7 @@ type Metrics struct {
 	brakeRefusals *prometheus.CounterVec
 	// The change feed and webhooks.
 	changes        prometheus.Counter
+	batches        prometheus.Histogram
 	feedLag        prometheus.Histogram
 	deliveries     *prometheus.CounterVec
 	oldestDelivery prometheus.Gauge
@@ -71,6 +72,11 @@ func New(pools map[string]*sql.DB) *Metrics {
 			Name: "planwerk_changes_total",
 			Help: "Changes recorded in the change feed (one per record a committed write created, changed or deleted).",
 		}),
+		batches: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "planwerk_db_commit_batch_writes",
+			Help:    "Writes that shared one commit and its sync to disk (SQLite group commit).",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64},
+		}),
 		feedLag: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "planwerk_feed_lag_seconds",
 			Help:    "Time from a change's commit to a feed read or webhook delivery handing it out.",
@@ -98,7 +104,7 @@ func New(pools map[string]*sql.DB) *Metrics {
 		}, []string{"gate", "reason"}),
 	}
 	m.registry.MustRegister(m.requests, m.duration, m.uploadBytes, m.rateLimited, m.loginFailures, m.grants, m.brakeRefusals,
-		m.changes, m.feedLag, m.deliveries, m.oldestDelivery,
+		m.changes, m.batches, m.feedLag, m.deliveries, m.oldestDelivery,
 		m.redisUp, m.rateLimitFallback, m.overloaded,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for name, pool := range pools {
@@ -166,6 +172,13 @@ func (m *Metrics) BrakeRefused(reason string) {
 func (m *Metrics) ChangesRecorded(n int) {
 	if m != nil {
 		m.changes.Add(float64(n))
+	}
+}
+
+// CommitBatch records how many writes shared one commit.
+func (m *Metrics) CommitBatch(writes int) {
+	if m != nil {
+		m.batches.Observe(float64(writes))
 	}
 }
 

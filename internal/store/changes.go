@@ -98,26 +98,17 @@ func (db *DB) flushChanges(ctx context.Context, t *txn) ([]int64, error) {
 		tenants = append(tenants, id)
 	}
 	slices.Sort(tenants)
-	if n := db.dialect.notifyChanges(); n != "" {
-		if _, err := t.ExecContext(ctx, n); err != nil {
-			return nil, fmt.Errorf("announce changes: %w", err)
-		}
-	}
 	if db.observeChanges != nil {
 		defer db.observeChanges(len(t.changes))
 	}
 	for _, tenantID := range tenants {
 		cs := byTenant[tenantID]
-		var last int64
-		err := t.QueryRowContext(ctx,
-			`INSERT INTO change_positions (tenant_id, last) VALUES ($1, $2)
-			 ON CONFLICT (tenant_id) DO UPDATE SET last = change_positions.last + $2
-			 RETURNING last`, tenantID, len(cs)).Scan(&last)
+		head := cs[:min(changesPerInsert, len(cs))]
+		first, err := db.dialect.claimChanges(ctx, t, tenantID, len(cs), head)
 		if err != nil {
-			return nil, fmt.Errorf("change positions: %w", err)
+			return nil, err
 		}
-		first := last - int64(len(cs)) + 1
-		for start := 0; start < len(cs); start += changesPerInsert {
+		for start := len(head); start < len(cs); start += changesPerInsert {
 			if err := insertChanges(ctx, t, tenantID, first+int64(start), cs[start:min(start+changesPerInsert, len(cs))]); err != nil {
 				return nil, err
 			}
@@ -125,6 +116,11 @@ func (db *DB) flushChanges(ctx context.Context, t *txn) ([]int64, error) {
 	}
 	return tenants, nil
 }
+
+// claimPositions hands out a tenant's next $2 positions; the statement
+// keeps the tenant's row locked until the transaction ends.
+const claimPositions = `INSERT INTO change_positions (tenant_id, last) VALUES ($1, $2)
+	ON CONFLICT (tenant_id) DO UPDATE SET last = change_positions.last + $2`
 
 // changesPerInsert bounds one statement's rows (7 parameters each: far
 // below either engine's limit of bound parameters).

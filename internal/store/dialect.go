@@ -38,9 +38,16 @@ type dialect interface {
 	// constant of Planwerk's) set to the bound value v, and updatedAt to
 	// the bound timestamp now.
 	setAttribute(name, v, now string) string
-	// notifyChanges is the statement that announces, at commit, that the
-	// transaction recorded changes ("" where nothing listens).
-	notifyChanges() string
+	// claimChanges hands the tenant n consecutive change positions and
+	// stores head, the first of the changes, at the first of them; it
+	// returns the first position. Where other processes listen, it also
+	// announces that the transaction, when it commits, recorded changes.
+	claimChanges(ctx context.Context, q Querier, tenantID int64, n int, head []Change) (first int64, err error)
+	// insertWithNewID, when not empty, is an INSERT of a records-table
+	// record that draws the record's id itself and returns it, saving
+	// the round trip of nextID: parameters tenant, resource, document
+	// (whose id it sets) and timestamp.
+	insertWithNewID() string
 	// migrations names the folder of the engine's migrations and the
 	// goose dialect that runs them.
 	migrations() (folder string, d goose.Dialect)
@@ -90,8 +97,20 @@ func (sqliteDialect) docColumn() string { return "doc" }
 // SQLite write transactions already hold the database's write lock.
 func (sqliteDialect) forUpdate() string { return "" }
 
-// SQLite has one writing process: its commits wake waiters directly.
-func (sqliteDialect) notifyChanges() string { return "" }
+// SQLite has one writing process: its commits wake waiters directly. Its
+// statements cost no round trip, so the positions and the changes are two.
+func (sqliteDialect) claimChanges(ctx context.Context, q Querier, tenantID int64, n int, head []Change) (int64, error) {
+	var last int64
+	err := q.QueryRowContext(ctx, claimPositions+` RETURNING last`, tenantID, n).Scan(&last)
+	if err != nil {
+		return 0, fmt.Errorf("change positions: %w", err)
+	}
+	first := last - int64(n) + 1
+	return first, insertChanges(ctx, q, tenantID, first, head)
+}
+
+// SQLite draws ids before the insert, in process.
+func (sqliteDialect) insertWithNewID() string { return "" }
 
 func (sqliteDialect) setAttribute(name, v, now string) string {
 	return "json_set(doc, '$." + name + "', " + v + ", '$.updatedAt', " + now + ")"
@@ -151,8 +170,38 @@ func (postgresDialect) docColumn() string { return "doc::text" }
 
 func (postgresDialect) forUpdate() string { return " FOR UPDATE" }
 
-func (postgresDialect) notifyChanges() string {
-	return "SELECT pg_notify('" + changesChannel + "', '')"
+// PostgreSQL does it in one statement, one round trip: positions, rows
+// and notification (sent at commit, once however many statements ask).
+func (postgresDialect) claimChanges(ctx context.Context, q Querier, tenantID int64, n int, head []Change) (int64, error) {
+	var sb strings.Builder
+	sb.WriteString(`WITH pos AS (` + claimPositions + ` RETURNING last), ins AS (
+		INSERT INTO changes (tenant_id, seq, resource, record_id, op, at, doc)
+		SELECT $1, pos.last - $2 + v.n, v.resource, v.record_id, v.op, v.at, v.doc FROM pos, (VALUES `)
+	args := make([]any, 0, 2+6*len(head))
+	args = append(args, tenantID, n)
+	for i, c := range head {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		k := len(args)
+		fmt.Fprintf(&sb, "(%d, $%d::text, $%d::bigint, $%d::text, $%d::text, $%d::jsonb)", i+1, k+1, k+2, k+3, k+4, k+5)
+		args = append(args, c.Resource, c.RecordID, c.Op, c.At, string(c.Doc))
+	}
+	sb.WriteString(`) AS v (n, resource, record_id, op, at, doc) RETURNING seq)
+		SELECT min(seq), pg_notify('` + changesChannel + `', '') FROM ins`)
+	var first int64
+	var notified string
+	if err := q.QueryRowContext(ctx, sb.String(), args...).Scan(&first, &notified); err != nil {
+		return 0, fmt.Errorf("record changes: %w", err)
+	}
+	return first, nil
+}
+
+// The record's id comes from the sequence inside the INSERT.
+func (postgresDialect) insertWithNewID() string {
+	return `INSERT INTO records (tenant_id, id, resource, doc, created_at, updated_at)
+		SELECT $1, n.id, $2, jsonb_set($3::jsonb, '{id}', to_jsonb(n.id)), $4, $4 FROM (SELECT nextval('record_ids') AS id) AS n
+		RETURNING id`
 }
 
 func (postgresDialect) setAttribute(name, v, now string) string {

@@ -83,6 +83,39 @@ func (db *DB) InsertRecord(ctx context.Context, q Querier, tenantID int64, c Col
 	return b, db.recordChange(ctx, q, tenantID, c.Resource, id, OpCreate, b)
 }
 
+// insertNew stores a new record of a records-table collection under a
+// new id and returns its document. Where the engine can, the id is drawn
+// by the INSERT itself: one round trip instead of two.
+func (db *DB) insertNew(ctx context.Context, q Querier, tenantID int64, c Collection, doc map[string]any) (Doc, error) {
+	insert := db.dialect.insertWithNewID()
+	if insert == "" {
+		id, err := db.nextID(ctx, q, tenantID)
+		if err != nil {
+			return nil, err
+		}
+		return db.InsertRecord(ctx, q, tenantID, c, id, doc)
+	}
+	now := Timestamp(time.Now())
+	// The document goes with a stand-in id, which the statement replaces;
+	// then it is encoded again with the real one, as it is stored.
+	b, err := stamp(doc, 0, now, now)
+	if err != nil {
+		return nil, err
+	}
+	var id int64
+	err = q.QueryRowContext(ctx, insert, tenantID, c.Resource, string(b), now).Scan(&id)
+	if db.dialect.uniqueViolation(err) {
+		return nil, fmt.Errorf("insert %s: %w", c.Resource, ErrConflict)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("insert %s: %w", c.Resource, err)
+	}
+	if b, err = stamp(doc, id, now, now); err != nil {
+		return nil, err
+	}
+	return b, db.recordChange(ctx, q, tenantID, c.Resource, id, OpCreate, b)
+}
+
 // GetRecord reads one record. With lock set and inside a transaction, the
 // row stays locked until the transaction ends.
 func (db *DB) GetRecord(ctx context.Context, q Querier, tenantID int64, c Collection, id int64, lock bool) (Record, error) {

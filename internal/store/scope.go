@@ -44,11 +44,7 @@ func (r Records) Find(ctx context.Context, where query.Node, limit int) ([]Recor
 
 // Insert stores a new record under a new id and returns its document.
 func (r Records) Insert(ctx context.Context, doc map[string]any) (Doc, error) {
-	id, err := r.db.nextID(ctx, r.q, r.tenant)
-	if err != nil {
-		return nil, err
-	}
-	return r.db.InsertRecord(ctx, r.q, r.tenant, r.c, id, doc)
+	return r.db.insertNew(ctx, r.q, r.tenant, r.c, doc)
 }
 
 // Update replaces a record's document, keeping its id and creation time.

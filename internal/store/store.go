@@ -66,6 +66,9 @@ type DB struct {
 	reads   *gate.Gate
 	dialect dialect
 	dsn     string
+	// committer batches SQLite's writes (commit.go); nil commits each
+	// transaction on its own.
+	committer *committer
 }
 
 // Options tune how the database is used.
@@ -75,11 +78,16 @@ type Options struct {
 	StatementTimeout time.Duration
 	// PoolSize is the number of PostgreSQL connections of the pool.
 	PoolSize int
+	// GroupCommit makes concurrent SQLite writes share a transaction and
+	// its sync to disk (commit.go); CommitWait bounds how long a batch
+	// waits for more writes before it commits.
+	GroupCommit bool
+	CommitWait  time.Duration
 }
 
 // DefaultOptions are the options of Open.
 func DefaultOptions() Options {
-	return Options{StatementTimeout: 30 * time.Second, PoolSize: 48}
+	return Options{StatementTimeout: 30 * time.Second, PoolSize: 48, GroupCommit: true, CommitWait: 2 * time.Millisecond}
 }
 
 // Open connects to the database named by dsn: "sqlite:PATH" or a
@@ -93,7 +101,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 func OpenWith(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	switch {
 	case strings.HasPrefix(dsn, "sqlite:"):
-		return openSQLite(ctx, dsn, strings.TrimPrefix(dsn, "sqlite:"))
+		return openSQLite(ctx, dsn, strings.TrimPrefix(dsn, "sqlite:"), opts)
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		return openPostgres(ctx, dsn, opts)
 	default:
@@ -110,7 +118,7 @@ const (
 	idleInTransaction = time.Minute
 )
 
-func openSQLite(ctx context.Context, dsn, path string) (*DB, error) {
+func openSQLite(ctx context.Context, dsn, path string, opts Options) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("open database: sqlite: needs a file path")
 	}
@@ -159,13 +167,19 @@ func openSQLite(ctx context.Context, dsn, path string) (*DB, error) {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	health.SetMaxOpenConns(1)
+	// One writer: a tenant has at most two transactions waiting for it
+	// (so that the next is ready when one commits), and another tenant's
+	// write waits for at most five others. A tenant's further writes wait
+	// in turn; how many may, the tenant's share of requests in progress
+	// bounds.
+	writes := gate.Options{Capacity: 6, PerKey: 2, MaxQueue: 1024}
+	if opts.GroupCommit {
+		// Batched, the writer takes up to 64 writes a sync, a tenant at
+		// most a quarter of them.
+		writes = gate.Options{Capacity: maxBatch, PerKey: maxBatch / 4, MaxQueue: 1024}
+	}
 	db := &DB{write: write, read: read, lookup: lookup, health: health, dialect: sqliteDialect{path: path}, dsn: dsn,
-		// One writer: a tenant has at most two transactions waiting for it
-		// (so that the next is ready when one commits), and another
-		// tenant's write waits for at most five others. A tenant's further
-		// writes wait in turn; how many may, the tenant's share of requests
-		// in progress bounds.
-		writes: gate.New("database writes", gate.Options{Capacity: 6, PerKey: 2, MaxQueue: 1024}),
+		writes: gate.New("database writes", writes),
 		// Eight readers: list scans take at most six, the rest serve
 		// single reads. SQLite runs on this process's cores, so a tenant
 		// scans with at most half of them at once.
@@ -176,8 +190,14 @@ func openSQLite(ctx context.Context, dsn, path string) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	if opts.GroupCommit {
+		db.committer = newCommitter(write, maxBatch, opts.CommitWait)
+	}
 	return db, nil
 }
+
+// maxBatch bounds the writes of one SQLite batch.
+const maxBatch = 64
 
 func openPostgres(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	cfg, err := postgresConfig(dsn, opts)
@@ -272,6 +292,9 @@ func (db *DB) Ready(ctx context.Context) error {
 
 // Close closes all connections.
 func (db *DB) Close() error {
+	if db.committer != nil {
+		db.committer.close()
+	}
 	if db.stopListening != nil {
 		db.stopListening()
 		<-db.listening
@@ -321,6 +344,13 @@ func (db *DB) Tx(ctx context.Context, fn func(q Querier) error) error {
 	defer release()
 	const attempts = 5
 	for i := 0; i < attempts; i++ {
+		if db.committer != nil {
+			err = db.groupTx(ctx, fn)
+			if !errors.Is(err, errBatchAborted) {
+				return err
+			}
+			continue
+		}
 		err = db.tx(ctx, fn)
 		if err == nil || !db.dialect.retryable(err) {
 			return err

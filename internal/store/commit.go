@@ -1,0 +1,257 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Group commit. SQLite has one writer, and with synchronous(FULL) every
+// commit waits for the disk: committed one by one, concurrent writes
+// would each pay a sync of their own. Instead, a committer goroutine
+// keeps one transaction open for a batch of writes and hands it to them
+// in turn; each runs in its own goroutine, inside a savepoint of its own,
+// so that a write that fails is rolled back alone while its neighbours
+// stay. When no write is waiting (or the batch is full, or its wait is
+// up), the batch commits with one sync, and only then does each of its
+// writes hear that it succeeded: an acknowledged write is on disk.
+//
+// A write whose error leaves the transaction unusable (an interrupted
+// statement, a full disk) breaks the batch: the transaction is rolled
+// back, and the writes that had done their part run again in the next
+// batch, as on PostgreSQL after a serialization failure.
+
+// errBatchAborted tells a write that its batch was rolled back for a
+// neighbour's fault: it runs again.
+var errBatchAborted = errors.New("the batch of writes this one was part of was rolled back")
+
+// committer runs the batches of a write pool of one connection.
+type committer struct {
+	pool *sql.DB
+	// queue holds the writes waiting for their turn; the write gate bounds
+	// how many there are, its capacity is that bound.
+	queue chan *commitJob
+	// wait is how long a batch may wait for more writes before it
+	// commits; it waits only while it is smaller than the batch before,
+	// so a lone writer never waits at all.
+	wait     time.Duration
+	maxBatch int
+	// observe learns the size of each committed batch; may be nil.
+	observe func(writes int)
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+// commitJob is one write's place in a batch.
+type commitJob struct {
+	ctx    context.Context
+	turn   chan turnGrant  // the committer's go-ahead
+	done   chan turnResult // the write's report that its turn is over
+	result chan error      // the batch's outcome, for writes that kept their work
+}
+
+type turnGrant struct {
+	tx  *sql.Tx
+	err error // the batch could not begin
+}
+
+type turnResult struct {
+	kept   bool // the write's work stays in the transaction
+	broken bool // the transaction can no longer be used
+}
+
+func newCommitter(pool *sql.DB, maxBatch int, wait time.Duration) *committer {
+	c := &committer{pool: pool, queue: make(chan *commitJob, maxBatch), wait: wait, maxBatch: maxBatch,
+		stop: make(chan struct{}), stopped: make(chan struct{})}
+	go c.run()
+	return c
+}
+
+func (c *committer) close() {
+	close(c.stop)
+	<-c.stopped
+}
+
+func (c *committer) run() {
+	defer close(c.stopped)
+	last := 0
+	for {
+		select {
+		case j := <-c.queue:
+			last = c.batch(j, last)
+		case <-c.stop:
+			return
+		}
+	}
+}
+
+// batch runs one batch that starts with first and returns its size;
+// last is the size of the batch before.
+func (c *committer) batch(first *commitJob, last int) int {
+	// The transaction belongs to the batch, not to any one request: a
+	// request that ends early must not roll back its neighbours' work.
+	tx, err := c.pool.BeginTx(context.Background(), nil)
+	if err != nil {
+		c.grant(first, turnGrant{err: fmt.Errorf("begin transaction: %w", err)})
+		return 0
+	}
+	var kept []*commitJob
+	broken := false
+	size := 0
+	give := func(j *commitJob) {
+		size++
+		if !c.grant(j, turnGrant{tx: tx}) {
+			return
+		}
+		r := <-j.done
+		if r.kept {
+			kept = append(kept, j)
+		}
+		broken = broken || r.broken
+	}
+	give(first)
+	deadline := time.Now().Add(c.wait)
+	for !broken && size < c.maxBatch {
+		select {
+		case j := <-c.queue:
+			give(j)
+			continue
+		default:
+		}
+		left := time.Until(deadline)
+		if size >= last || left <= 0 {
+			break
+		}
+		t := time.NewTimer(left)
+		select {
+		case j := <-c.queue:
+			t.Stop()
+			give(j)
+			continue
+		case <-t.C:
+		}
+		break
+	}
+	if broken {
+		_ = tx.Rollback()
+		for _, j := range kept {
+			j.result <- errBatchAborted
+		}
+		return size
+	}
+	err = tx.Commit()
+	if err != nil {
+		err = fmt.Errorf("commit: %w", err)
+	} else if c.observe != nil {
+		c.observe(len(kept))
+	}
+	for _, j := range kept {
+		j.result <- err
+	}
+	return size
+}
+
+// grant gives j its turn, unless its request ended while it waited.
+func (c *committer) grant(j *commitJob, g turnGrant) bool {
+	select {
+	case j.turn <- g:
+		return g.err == nil
+	case <-j.ctx.Done():
+		return false
+	}
+}
+
+// ObserveBatches makes fn learn how many writes each batch committed
+// (for metrics); without group commit it is never called. Call it before
+// the database is used.
+func (db *DB) ObserveBatches(fn func(writes int)) {
+	if db.committer != nil {
+		db.committer.observe = fn
+	}
+}
+
+// groupTx runs fn as one write of a batch.
+func (db *DB) groupTx(ctx context.Context, fn func(q Querier) error) error {
+	c := db.committer
+	j := &commitJob{ctx: ctx, turn: make(chan turnGrant), done: make(chan turnResult, 1), result: make(chan error, 1)}
+	select {
+	case c.queue <- j:
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the writer: %w", ctx.Err())
+	case <-c.stopped:
+		return errors.New("the database is closed")
+	}
+	var g turnGrant
+	select {
+	case g = <-j.turn:
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the writer: %w", ctx.Err())
+	case <-c.stopped:
+		return errors.New("the database is closed")
+	}
+	if g.err != nil {
+		return g.err
+	}
+	changed, err := db.turn(ctx, g.tx, j, fn)
+	if err != nil {
+		return err
+	}
+	select {
+	case err = <-j.result:
+	case <-ctx.Done():
+		// The batch may still commit; the request is told it did not
+		// hear, never that it failed or succeeded.
+		return fmt.Errorf("wait for the commit: %w", ctx.Err())
+	}
+	if err == nil && changed {
+		db.signal.fire()
+	}
+	return err
+}
+
+// turn runs fn inside a savepoint of the batch's transaction and reports
+// to the committer when it is done, whatever happens (a panic included).
+func (db *DB) turn(ctx context.Context, tx *sql.Tx, j *commitJob, fn func(q Querier) error) (changed bool, err error) {
+	var r turnResult
+	defer func() { j.done <- r }()
+	// Savepoint statements run whether or not the request is still there:
+	// the transaction is its neighbours' too.
+	keep := context.WithoutCancel(ctx)
+	if _, err := tx.ExecContext(keep, `SAVEPOINT write`); err != nil {
+		r.broken = true
+		return false, fmt.Errorf("begin write: %w", err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			r.broken = !undo(keep, tx)
+			panic(p)
+		}
+	}()
+	t := &txn{Tx: tx}
+	var tenants []int64
+	if err = fn(t); err == nil {
+		tenants, err = db.flushChanges(ctx, t)
+	}
+	if err != nil {
+		r.broken = !undo(keep, tx)
+		return false, err
+	}
+	if _, err := tx.ExecContext(keep, `RELEASE write`); err != nil {
+		r.broken = true
+		return false, fmt.Errorf("end write: %w", err)
+	}
+	r.kept = true
+	return len(tenants) > 0, nil
+}
+
+// undo rolls a write back to its savepoint and reports whether the
+// transaction is still usable.
+func undo(ctx context.Context, tx *sql.Tx) bool {
+	if _, err := tx.ExecContext(ctx, `ROLLBACK TO write`); err != nil {
+		return false
+	}
+	_, err := tx.ExecContext(ctx, `RELEASE write`)
+	return err == nil
+}

@@ -1,0 +1,249 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The batches of group commit are made deterministic here: the first
+// write holds its turn until the others are queued behind it, so all of
+// them run in the batch it opened.
+
+// batchDB is a migrated SQLite database with group commit and a table
+// of its own, and the sizes of the batches it commits.
+type batchDB struct {
+	*DB
+	mu      sync.Mutex
+	batches []int
+}
+
+func openBatchDB(t *testing.T) *batchDB {
+	t.Helper()
+	ctx := context.Background()
+	opts := DefaultOptions()
+	opts.GroupCommit, opts.CommitWait = true, 0
+	db, err := OpenWith(ctx, "sqlite:"+filepath.Join(t.TempDir(), "batch.db"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.ExecContext(ctx, `CREATE TABLE marks (name TEXT PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	b := &batchDB{DB: db}
+	db.ObserveBatches(func(n int) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.batches = append(b.batches, n)
+	})
+	return b
+}
+
+func (b *batchDB) sizes() []int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.batches)
+}
+
+func mark(ctx context.Context, q Querier, name string) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO marks (name) VALUES ($1)`, name)
+	return err
+}
+
+func (b *batchDB) marks(t *testing.T) []string {
+	t.Helper()
+	rows, err := b.read.Query(`SELECT name FROM marks ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+	}
+	return names
+}
+
+// holdFirst starts a write that marks "a" and keeps its turn until
+// release is closed; it returns the write's outcome channel and how many
+// times its function ran.
+func (b *batchDB) holdFirst(t *testing.T, release <-chan struct{}) (<-chan error, *int) {
+	t.Helper()
+	started := make(chan struct{})
+	runs := new(int)
+	done := make(chan error, 1)
+	go func() {
+		done <- b.Tx(context.Background(), func(q Querier) error {
+			*runs++
+			if *runs == 1 {
+				close(started)
+				<-release
+			}
+			return mark(context.Background(), q, "a")
+		})
+	}()
+	<-started
+	return done, runs
+}
+
+// queued waits until n writes wait behind the one holding its turn.
+func (b *batchDB) queued(t *testing.T, n int) {
+	t.Helper()
+	for len(b.committer.queue) < n {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestBatchNeighbours: of three writes in one batch, the one that fails
+// is rolled back alone; the other two commit together, in one commit.
+func TestBatchNeighbours(t *testing.T) {
+	b := openBatchDB(t)
+	ctx := context.Background()
+	release := make(chan struct{})
+	first, _ := b.holdFirst(t, release)
+	failing := errors.New("refused")
+	errB := make(chan error, 1)
+	go func() {
+		errB <- b.Tx(ctx, func(q Querier) error {
+			if err := mark(ctx, q, "b"); err != nil {
+				return err
+			}
+			return failing
+		})
+	}()
+	b.queued(t, 1)
+	errC := make(chan error, 1)
+	go func() { errC <- b.Tx(ctx, func(q Querier) error { return mark(ctx, q, "c") }) }()
+	b.queued(t, 2)
+	close(release)
+	if err := <-first; err != nil {
+		t.Errorf("first write: %v", err)
+	}
+	if err := <-errB; !errors.Is(err, failing) {
+		t.Errorf("failing write: %v, want its own error", err)
+	}
+	if err := <-errC; err != nil {
+		t.Errorf("third write: %v", err)
+	}
+	if got := b.marks(t); !slices.Equal(got, []string{"a", "c"}) {
+		t.Errorf("stored %v, want [a c]", got)
+	}
+	if got := b.sizes(); !slices.Equal(got, []int{2}) {
+		t.Errorf("batches %v, want one of 2 writes", got)
+	}
+}
+
+// TestBatchBroken: a write that leaves the transaction unusable fails;
+// its neighbours' work, rolled back with the batch, runs again and
+// commits once.
+func TestBatchBroken(t *testing.T) {
+	b := openBatchDB(t)
+	ctx := context.Background()
+	release := make(chan struct{})
+	first, runs := b.holdFirst(t, release)
+	errB := make(chan error, 1)
+	go func() {
+		errB <- b.Tx(ctx, func(q Querier) error {
+			// Ends the batch's transaction under everyone's feet.
+			if _, err := q.ExecContext(ctx, `ROLLBACK`); err != nil {
+				return err
+			}
+			return errors.New("broke the transaction")
+		})
+	}()
+	b.queued(t, 1)
+	errC := make(chan error, 1)
+	go func() { errC <- b.Tx(ctx, func(q Querier) error { return mark(ctx, q, "c") }) }()
+	b.queued(t, 2)
+	close(release)
+	if err := <-first; err != nil {
+		t.Errorf("first write: %v", err)
+	}
+	if *runs != 2 {
+		t.Errorf("first write ran %d times, want 2 (once more after the batch was rolled back)", *runs)
+	}
+	if err := <-errB; err == nil {
+		t.Error("the breaking write succeeded")
+	}
+	if err := <-errC; err != nil {
+		t.Errorf("third write: %v", err)
+	}
+	if got := b.marks(t); !slices.Equal(got, []string{"a", "c"}) {
+		t.Errorf("stored %v, want [a c]", got)
+	}
+}
+
+// TestBatchLeftWaiting: a write whose request ends while it waits for
+// its turn changes nothing and says so; the batch goes on without it.
+func TestBatchLeftWaiting(t *testing.T) {
+	b := openBatchDB(t)
+	ctx := context.Background()
+	release := make(chan struct{})
+	first, _ := b.holdFirst(t, release)
+	gone, cancel := context.WithCancel(ctx)
+	errB := make(chan error, 1)
+	go func() { errB <- b.Tx(gone, func(q Querier) error { return mark(ctx, q, "b") }) }()
+	b.queued(t, 1)
+	errC := make(chan error, 1)
+	go func() { errC <- b.Tx(ctx, func(q Querier) error { return mark(ctx, q, "c") }) }()
+	b.queued(t, 2)
+	cancel()
+	if err := <-errB; !errors.Is(err, context.Canceled) {
+		t.Errorf("abandoned write: %v, want context.Canceled", err)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Errorf("first write: %v", err)
+	}
+	if err := <-errC; err != nil {
+		t.Errorf("third write: %v", err)
+	}
+	if got := b.marks(t); !slices.Equal(got, []string{"a", "c"}) {
+		t.Errorf("stored %v, want [a c]", got)
+	}
+}
+
+// TestBatchPanic: a write that panics is rolled back alone and the
+// panic reaches its caller; the batch commits the others.
+func TestBatchPanic(t *testing.T) {
+	b := openBatchDB(t)
+	ctx := context.Background()
+	release := make(chan struct{})
+	first, _ := b.holdFirst(t, release)
+	recovered := make(chan any, 1)
+	go func() {
+		defer func() { recovered <- recover() }()
+		_ = b.Tx(ctx, func(q Querier) error {
+			if err := mark(ctx, q, "b"); err != nil {
+				return err
+			}
+			panic("boom")
+		})
+	}()
+	b.queued(t, 1)
+	errC := make(chan error, 1)
+	go func() { errC <- b.Tx(ctx, func(q Querier) error { return mark(ctx, q, "c") }) }()
+	b.queued(t, 2)
+	close(release)
+	if err := <-first; err != nil {
+		t.Errorf("first write: %v", err)
+	}
+	if p := <-recovered; p != "boom" {
+		t.Errorf("recovered %v, want the write's panic", p)
+	}
+	if err := <-errC; err != nil {
+		t.Errorf("third write: %v", err)
+	}
+	if got := b.marks(t); !slices.Equal(got, []string{"a", "c"}) {
+		t.Errorf("stored %v, want [a c]", got)
+	}
+}
