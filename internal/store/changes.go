@@ -45,7 +45,7 @@ type Change struct {
 
 // txn is a transaction that collects its changes.
 type txn struct {
-	*sql.Tx
+	Querier // the transaction's: a *sql.Tx, or the *sql.Conn it runs on
 	changes []Change
 }
 
@@ -89,15 +89,7 @@ func (db *DB) flushChanges(ctx context.Context, t *txn) ([]int64, error) {
 	if len(t.changes) == 0 {
 		return nil, nil
 	}
-	byTenant := map[int64][]Change{}
-	for _, c := range t.changes {
-		byTenant[c.tenant] = append(byTenant[c.tenant], c)
-	}
-	tenants := make([]int64, 0, len(byTenant))
-	for id := range byTenant {
-		tenants = append(tenants, id)
-	}
-	slices.Sort(tenants)
+	tenants, byTenant := t.byTenant()
 	if db.observeChanges != nil {
 		defer db.observeChanges(len(t.changes))
 	}
@@ -115,6 +107,20 @@ func (db *DB) flushChanges(ctx context.Context, t *txn) ([]int64, error) {
 		}
 	}
 	return tenants, nil
+}
+
+// byTenant groups the transaction's changes by tenant, tenants in order.
+func (t *txn) byTenant() ([]int64, map[int64][]Change) {
+	byTenant := map[int64][]Change{}
+	for _, c := range t.changes {
+		byTenant[c.tenant] = append(byTenant[c.tenant], c)
+	}
+	tenants := make([]int64, 0, len(byTenant))
+	for id := range byTenant {
+		tenants = append(tenants, id)
+	}
+	slices.Sort(tenants)
+	return tenants, byTenant
 }
 
 // claimPositions hands out a tenant's next $2 positions; the statement

@@ -229,7 +229,7 @@ func (db *DB) turn(ctx context.Context, tx *sql.Tx, j *commitJob, fn func(q Quer
 			panic(p)
 		}
 	}()
-	t := &txn{Tx: tx}
+	t := &txn{Querier: tx}
 	var tenants []int64
 	if err = fn(t); err == nil {
 		tenants, err = db.flushChanges(ctx, t)

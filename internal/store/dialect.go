@@ -173,6 +173,18 @@ func (postgresDialect) forUpdate() string { return " FOR UPDATE" }
 // PostgreSQL does it in one statement, one round trip: positions, rows
 // and notification (sent at commit, once however many statements ask).
 func (postgresDialect) claimChanges(ctx context.Context, q Querier, tenantID int64, n int, head []Change) (int64, error) {
+	query, args := claimStatement(tenantID, n, head)
+	var first int64
+	var notified string
+	if err := q.QueryRowContext(ctx, query, args...).Scan(&first, &notified); err != nil {
+		return 0, fmt.Errorf("record changes: %w", err)
+	}
+	return first, nil
+}
+
+// claimStatement is PostgreSQL's claimChanges as one statement, which
+// returns the first position.
+func claimStatement(tenantID int64, n int, head []Change) (string, []any) {
 	var sb strings.Builder
 	sb.WriteString(`WITH pos AS (` + claimPositions + ` RETURNING last), ins AS (
 		INSERT INTO changes (tenant_id, seq, resource, record_id, op, at, doc)
@@ -189,12 +201,7 @@ func (postgresDialect) claimChanges(ctx context.Context, q Querier, tenantID int
 	}
 	sb.WriteString(`) AS v (n, resource, record_id, op, at, doc) RETURNING seq)
 		SELECT min(seq), pg_notify('` + changesChannel + `', '') FROM ins`)
-	var first int64
-	var notified string
-	if err := q.QueryRowContext(ctx, sb.String(), args...).Scan(&first, &notified); err != nil {
-		return 0, fmt.Errorf("record changes: %w", err)
-	}
-	return first, nil
+	return sb.String(), args
 }
 
 // The record's id comes from the sequence inside the INSERT.

@@ -69,6 +69,9 @@ type DB struct {
 	// committer batches SQLite's writes (commit.go); nil commits each
 	// transaction on its own.
 	committer *committer
+	// runTx runs one attempt of a transaction where it is not tx:
+	// PostgreSQL's pipelinedTx.
+	runTx func(ctx context.Context, fn func(q Querier) error) error
 }
 
 // Options tune how the database is used.
@@ -219,6 +222,7 @@ func openPostgres(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		writes: gate.New("database writes", gate.Options{Capacity: share, PerKey: max(1, share/2), MaxQueue: 1024}),
 		reads:  gate.New("database reads", gate.Options{Capacity: share, PerKey: max(1, share/4), MaxQueue: 1024}),
 	}
+	db.runTx = db.pipelinedTx
 	if err := db.Ping(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -351,7 +355,11 @@ func (db *DB) Tx(ctx context.Context, fn func(q Querier) error) error {
 			}
 			continue
 		}
-		err = db.tx(ctx, fn)
+		if db.runTx != nil {
+			err = db.runTx(ctx, fn)
+		} else {
+			err = db.tx(ctx, fn)
+		}
 		if err == nil || !db.dialect.retryable(err) {
 			return err
 		}
@@ -374,7 +382,7 @@ func (db *DB) tx(ctx context.Context, fn func(q Querier) error) (err error) {
 			_ = tx.Rollback()
 		}
 	}()
-	t := &txn{Tx: tx}
+	t := &txn{Querier: tx}
 	if err = fn(t); err != nil {
 		return err
 	}

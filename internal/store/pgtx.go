@@ -1,0 +1,95 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// PostgreSQL transactions run on a connection of their own, begun and
+// ended with statements, so that their end can be pipelined: the
+// statement that records the changes, and with them takes the tenant's
+// position lock, travels to the server together with the COMMIT, in one
+// round trip. The lock is then held for the server's own work alone,
+// never while an answer travels back to this process and waits for a
+// CPU, so that one tenant's commits follow each other as fast as the
+// server makes them durable.
+
+// pipelinedTx runs fn in a transaction on one connection of the pool.
+func (db *DB) pipelinedTx(ctx context.Context, fn func(q Querier) error) (err error) {
+	conn, err := db.write.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `BEGIN`); err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	open := true
+	// Also when fn panics: the connection goes back to the pool outside
+	// any transaction, or (when even the rollback fails) is discarded by
+	// the driver's session reset, which refuses a connection in one.
+	defer func() {
+		if open {
+			rollback(conn)
+		}
+	}()
+	t := &txn{Querier: conn}
+	if err = fn(t); err != nil {
+		return err
+	}
+	changed, err := db.commitPipelined(ctx, conn, t)
+	if err != nil {
+		return err
+	}
+	open = false
+	if changed {
+		db.signal.fire()
+	}
+	return nil
+}
+
+// commitPipelined records the transaction's changes and commits; it
+// reports whether there were changes.
+func (db *DB) commitPipelined(ctx context.Context, conn *sql.Conn, t *txn) (bool, error) {
+	batch := &pgx.Batch{}
+	tenants, byTenant := t.byTenant()
+	switch {
+	case len(tenants) == 1 && len(byTenant[tenants[0]]) <= changesPerInsert:
+		// The usual case: one statement, which goes with the COMMIT.
+		query, args := claimStatement(tenants[0], len(t.changes), t.changes)
+		batch.Queue(query, args...)
+		if db.observeChanges != nil {
+			defer db.observeChanges(len(t.changes))
+		}
+	case len(tenants) > 0:
+		if _, err := db.flushChanges(ctx, t); err != nil {
+			return false, err
+		}
+	}
+	batch.Queue(`COMMIT`)
+	err := conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("a PostgreSQL connection of %T", dc)
+		}
+		return c.Conn().SendBatch(ctx, batch).Close()
+	})
+	if err != nil {
+		return false, fmt.Errorf("commit: %w", err)
+	}
+	return len(tenants) > 0, nil
+}
+
+// rollback ends the connection's transaction, whether or not the request
+// that ran it is still there.
+func rollback(conn *sql.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	// When it fails, the session reset discards the connection.
+	_, _ = conn.ExecContext(ctx, `ROLLBACK`)
+}
