@@ -40,6 +40,7 @@ type committer struct {
 	maxBatch int
 	// observe learns the size of each committed batch; may be nil.
 	observe func(writes int)
+	hot     *hotStatements
 	stop    chan struct{}
 	stopped chan struct{}
 }
@@ -64,7 +65,7 @@ type turnResult struct {
 
 func newCommitter(pool *sql.DB, maxBatch int, wait time.Duration) *committer {
 	c := &committer{pool: pool, queue: make(chan *commitJob, maxBatch), wait: wait, maxBatch: maxBatch,
-		stop: make(chan struct{}), stopped: make(chan struct{})}
+		hot: newHotStatements(), stop: make(chan struct{}), stopped: make(chan struct{})}
 	go c.run()
 	return c
 }
@@ -76,11 +77,13 @@ func (c *committer) close() {
 
 func (c *committer) run() {
 	defer close(c.stopped)
+	defer c.hot.close()
 	last := 0
 	for {
 		select {
 		case j := <-c.queue:
 			last = c.batch(j, last)
+			c.hot.prepare(c.pool)
 		case <-c.stop:
 			return
 		}
@@ -194,7 +197,7 @@ func (db *DB) groupTx(ctx context.Context, fn func(q Querier) error) error {
 	if g.err != nil {
 		return g.err
 	}
-	changed, err := db.turn(ctx, g.tx, j, fn)
+	changed, err := db.turn(ctx, hotTx{Tx: g.tx, hot: c.hot}, j, fn)
 	if err != nil {
 		return err
 	}
@@ -213,7 +216,7 @@ func (db *DB) groupTx(ctx context.Context, fn func(q Querier) error) error {
 
 // turn runs fn inside a savepoint of the batch's transaction and reports
 // to the committer when it is done, whatever happens (a panic included).
-func (db *DB) turn(ctx context.Context, tx *sql.Tx, j *commitJob, fn func(q Querier) error) (changed bool, err error) {
+func (db *DB) turn(ctx context.Context, tx hotTx, j *commitJob, fn func(q Querier) error) (changed bool, err error) {
 	var r turnResult
 	defer func() { j.done <- r }()
 	// Savepoint statements run whether or not the request is still there:
@@ -248,7 +251,7 @@ func (db *DB) turn(ctx context.Context, tx *sql.Tx, j *commitJob, fn func(q Quer
 
 // undo rolls a write back to its savepoint and reports whether the
 // transaction is still usable.
-func undo(ctx context.Context, tx *sql.Tx) bool {
+func undo(ctx context.Context, tx hotTx) bool {
 	if _, err := tx.ExecContext(ctx, `ROLLBACK TO write`); err != nil {
 		return false
 	}
