@@ -9,7 +9,7 @@ import (
 
 // recordsPerInsert bounds one statement's rows (5 parameters each: far
 // below either engine's limit of bound parameters).
-const recordsPerInsert = 200
+const recordsPerInsert = 25
 
 // InsertRecords stores new records of a records-table collection under
 // ids allocated together and returns the ids, in the order of docs. It
