@@ -28,7 +28,7 @@ const benchSlug = "bench"
 
 // tenantsPerTx is how many tenants, with all their records, one
 // transaction of the bulk load creates.
-const tenantsPerTx = 10
+const tenantsPerTx = 4
 
 // crowdResult is one engine's numbers: the measured tenant in a database
 // of its own and among many.

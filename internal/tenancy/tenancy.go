@@ -203,9 +203,9 @@ func (rs *Resolver) Lookup(ctx context.Context, slug string) (store.Tenant, erro
 const resolverMax = 10000
 
 // evict makes room in a full cache: first the entries that expired, and
-// only when every entry is still fresh, all of them. (Clearing at once,
-// as before, made every service with more active tenants than the bound
-// look each of them up again at each miss past it.) rs.mu is held.
+// only when every entry is still fresh, all of them. Clearing at once
+// would make a service with more active tenants than the bound look every
+// one of them up again after each miss past it. rs.mu is held.
 func (rs *Resolver) evict(now time.Time) {
 	if len(rs.cache) < resolverMax {
 		return
