@@ -17,6 +17,12 @@
 // member runs slow readers, expansions of big records, expensive filters
 // and writes, and prints the process's peak resident memory.
 //
+// "tenants" seeds 10,000 tenants of 200 records each through the store,
+// in bulk, into a fresh SQLite file and a fresh PostgreSQL schema, and
+// compares with a database holding one of them alone: start-up until
+// /readyz answers, one housekeeping run, and that tenant's list,
+// where-list and single GET latencies.
+//
 // "lists" seeds ProjectDay records into a fresh SQLite file and a fresh
 // PostgreSQL schema and measures, over HTTP against the real handler: the
 // full list at limit=50000 (time, bytes, peak heap growth), a where range
@@ -55,12 +61,12 @@ func main() {
 	defer stop()
 	switch {
 	case len(os.Args) < 2:
-	case os.Args[1] == "lists", os.Args[1] == "entries", os.Args[1] == "files", os.Args[1] == "load", os.Args[1] == "noisy", os.Args[1] == "safe", os.Args[1] == "webhooks", os.Args[1] == "writes":
+	case os.Args[1] == "lists", os.Args[1] == "entries", os.Args[1] == "files", os.Args[1] == "load", os.Args[1] == "noisy", os.Args[1] == "safe", os.Args[1] == "webhooks", os.Args[1] == "writes", os.Args[1] == "tenants":
 	default:
 		os.Args = os.Args[:1]
 	}
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe|webhooks|writes [--records N] [--postgres URL] [--duration D] [--big BYTES] [--clients N] [--requests N]")
+		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe|webhooks|writes|tenants [--records N] [--postgres URL] [--duration D] [--big BYTES] [--clients N] [--requests N] [--tenants N] [--per-tenant N] [--keep] [--cpuprofile FILE]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -71,18 +77,18 @@ func main() {
 	clients := fs.Int("clients", 0, "concurrent clients (load: 50, writes: 32)")
 	requests := fs.Int("requests", 400, "requests of the quiet tenant, alone and beside the noise (noisy)")
 	changes := fs.Int("changes", 2000, "changes to deliver to each webhook (webhooks)")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	tenants := fs.Int("tenants", 10000, "tenants of the crowded database (tenants)")
+	perTenant := fs.Int("per-tenant", 200, "records of each tenant (tenants)")
+	keep := fs.Bool("keep", false, "keep the seeded databases and name them (tenants)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	_ = fs.Parse(os.Args[2:])
 	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
+		stopProfile, err := startCPUProfile(*cpuProfile)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "planwerk-bench:", err)
 			os.Exit(1)
 		}
-		defer pprof.StopCPUProfile()
+		defer stopProfile()
 	}
 	if *clients <= 0 {
 		*clients = map[string]int{"writes": 32}[os.Args[1]]
@@ -106,6 +112,8 @@ func main() {
 		err = runWebhooks(ctx, *pg, *changes)
 	case "writes":
 		err = runWrites(ctx, *pg, *duration, *clients)
+	case "tenants":
+		err = runTenants(ctx, *pg, *tenants, *perTenant, *duration, *keep)
 	default:
 		err = runFiles(ctx, *big)
 	}
@@ -114,6 +122,23 @@ func main() {
 		fmt.Fprintln(os.Stderr, "planwerk-bench:", err)
 		os.Exit(1)
 	}
+}
+
+// startCPUProfile profiles the process's CPU into path until the returned
+// function is called.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 type result struct {

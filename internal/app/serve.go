@@ -110,12 +110,27 @@ func serveHTTP(ctx context.Context, svc *Service, log *slog.Logger, listening fu
 	return nil
 }
 
-// sweepFiles removes files left behind by crashes, hourly; files younger
-// than an hour are never touched.
+// housekeepingEvery is how often the purges and the file sweep run. Neither
+// runs at start-up: starting costs the same however many tenants and files
+// there are, and instances restarted together do not all sweep at once. A
+// file left by a crash waits an hour longer; it takes no request's space.
+const housekeepingEvery = time.Hour
+
+// purgeBudget bounds each purge of a run; what one leaves goes at the next
+// run (the purges delete in short batches, so stopping is harmless).
+const purgeBudget = 20 * time.Second
+
+// sweepFiles removes files left behind by crashes, hourly from an hour
+// after start-up; files younger than an hour are never touched.
 func sweepFiles(ctx context.Context, svc *Service, log *slog.Logger) {
-	t := time.NewTicker(time.Hour)
+	t := time.NewTicker(housekeepingEvery)
 	defer t.Stop()
 	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
 		// A run that hangs on a frozen store ends, and the next one tries again.
 		runCtx, cancel := context.WithTimeout(ctx, 30*time.Minute)
 		n, err := svc.Uploads.Sweep(runCtx, time.Now().Add(-time.Hour))
@@ -125,41 +140,48 @@ func sweepFiles(ctx context.Context, svc *Service, log *slog.Logger) {
 		} else if n > 0 {
 			log.Info("swept files", "removed", n)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
 	}
 }
 
 // purgeExpired deletes long-expired tokens, expired idempotency keys,
 // changes older than the feed keeps and deliveries beyond each webhook's
-// log, once an hour.
+// log, hourly from an hour after start-up.
 func purgeExpired(ctx context.Context, db *store.DB, changeRetention time.Duration, log *slog.Logger) {
-	t := time.NewTicker(time.Hour)
+	t := time.NewTicker(housekeepingEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			runCtx, cancel := context.WithTimeout(ctx, time.Minute)
-			if err := db.PurgeExpiredTokens(runCtx, time.Now().Add(-24*time.Hour)); err != nil {
-				log.Warn("purge expired tokens", "err", err)
-			}
-			if n, err := db.PurgeExpiredIdempotencyKeys(runCtx, time.Now()); err != nil {
-				log.Warn("purge expired idempotency keys", "err", err)
-			} else if n > 0 {
-				log.Info("purged expired idempotency keys", "removed", n)
-			}
-			if err := db.PurgeChanges(runCtx, time.Now().Add(-changeRetention)); err != nil {
-				log.Warn("purge old changes", "err", err)
-			}
-			if err := db.PurgeDeliveries(runCtx, webhooks.MaxDeliveries); err != nil {
-				log.Warn("purge webhook deliveries", "err", err)
-			}
-			cancel()
+			purgeOnce(ctx, db, changeRetention, log)
 		}
 	}
+}
+
+// purgeOnce runs each purge once, within purgeBudget each.
+func purgeOnce(ctx context.Context, db *store.DB, changeRetention time.Duration, log *slog.Logger) {
+	purge := func(what string, fn func(ctx context.Context) (int64, error)) {
+		runCtx, cancel := context.WithTimeout(ctx, purgeBudget)
+		defer cancel()
+		n, err := fn(runCtx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Warn("purge "+what, "err", err)
+		case n > 0:
+			log.Info("purged "+what, "removed", n)
+		}
+	}
+	purge("expired tokens", func(ctx context.Context) (int64, error) {
+		return 0, db.PurgeExpiredTokens(ctx, time.Now().Add(-24*time.Hour))
+	})
+	purge("expired idempotency keys", func(ctx context.Context) (int64, error) {
+		return db.PurgeExpiredIdempotencyKeys(ctx, time.Now())
+	})
+	purge("old changes", func(ctx context.Context) (int64, error) {
+		return 0, db.PurgeChanges(ctx, time.Now().Add(-changeRetention))
+	})
+	purge("webhook deliveries", func(ctx context.Context) (int64, error) {
+		return 0, db.PurgeDeliveries(ctx, webhooks.MaxDeliveries)
+	})
 }

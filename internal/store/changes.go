@@ -235,38 +235,6 @@ func (db *DB) ChangeWindow(ctx context.Context, tenantID int64) (last, purged in
 	return last, purged, nil
 }
 
-// PurgeChanges deletes the changes recorded before cutoff, one tenant at
-// a time, and remembers how far each tenant's were purged.
-func (db *DB) PurgeChanges(ctx context.Context, cutoff time.Time) error {
-	ids, err := db.tenantIDs(ctx)
-	if err != nil {
-		return fmt.Errorf("purge changes: %w", err)
-	}
-	before := Timestamp(cutoff)
-	for _, id := range ids {
-		err := db.Tx(ctx, func(q Querier) error {
-			var through sql.NullInt64
-			if err := q.QueryRowContext(ctx,
-				`SELECT MAX(seq) FROM changes WHERE tenant_id = $1 AND at < $2`, id, before).Scan(&through); err != nil {
-				return err
-			}
-			if !through.Valid {
-				return nil
-			}
-			if _, err := q.ExecContext(ctx, `DELETE FROM changes WHERE tenant_id = $1 AND seq <= $2`, id, through.Int64); err != nil {
-				return err
-			}
-			_, err := q.ExecContext(ctx,
-				`UPDATE change_positions SET purged_through = $1 WHERE tenant_id = $2 AND purged_through < $1`, through.Int64, id)
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("purge changes of tenant %d: %w", id, err)
-		}
-	}
-	return nil
-}
-
 // docOf encodes a value as a change's document.
 func docOf(v any) []byte {
 	b, _ := json.Marshal(v)

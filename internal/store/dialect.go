@@ -23,6 +23,8 @@ type dialect interface {
 	compiler() query.Dialect
 	// nextID returns a fresh record id for the tenant.
 	nextID(ctx context.Context, q Querier, tenantID int64) (int64, error)
+	// nextIDs returns n fresh record ids for the tenant, in one statement.
+	nextIDs(ctx context.Context, q Querier, tenantID int64, n int) ([]int64, error)
 	// uniqueViolation reports whether err broke a unique constraint.
 	uniqueViolation(err error) bool
 	// retryable reports whether a transaction failing with err may be run again.
@@ -81,6 +83,24 @@ func (sqliteDialect) nextID(ctx context.Context, q Querier, tenantID int64) (int
 		return 0, fmt.Errorf("next id: %w", err)
 	}
 	return id, nil
+}
+
+// The counter moves by n at once: the ids are the n below its new value.
+func (sqliteDialect) nextIDs(ctx context.Context, q Querier, tenantID int64, n int) ([]int64, error) {
+	var last int64
+	err := q.QueryRowContext(ctx,
+		`INSERT INTO tenant_sequences (tenant_id, last_id) VALUES ($1, $2)
+		 ON CONFLICT (tenant_id) DO UPDATE SET last_id = tenant_sequences.last_id + $2
+		 RETURNING last_id`,
+		tenantID, n).Scan(&last)
+	if err != nil {
+		return nil, fmt.Errorf("next ids: %w", err)
+	}
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = last - int64(n-1-i)
+	}
+	return ids, nil
 }
 
 func (sqliteDialect) uniqueViolation(err error) bool {
@@ -146,6 +166,26 @@ func (postgresDialect) nextID(ctx context.Context, q Querier, _ int64) (int64, e
 		return 0, fmt.Errorf("next id: %w", err)
 	}
 	return id, nil
+}
+
+func (postgresDialect) nextIDs(ctx context.Context, q Querier, _ int64, n int) ([]int64, error) {
+	rows, err := q.QueryContext(ctx, `SELECT nextval('record_ids') FROM generate_series(1, $1)`, n)
+	if err != nil {
+		return nil, fmt.Errorf("next ids: %w", err)
+	}
+	defer rows.Close()
+	ids := make([]int64, 0, n)
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("next ids: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("next ids: %w", err)
+	}
+	return ids, nil
 }
 
 func (postgresDialect) uniqueViolation(err error) bool {

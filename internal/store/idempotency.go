@@ -141,27 +141,3 @@ func affected(res sql.Result, err error, what string) (bool, error) {
 	}
 	return n > 0, nil
 }
-
-// PurgeExpiredIdempotencyKeys deletes the keys that expired before now and
-// returns how many. It is housekeeping across all tenants, one tenant at
-// a time.
-func (db *DB) PurgeExpiredIdempotencyKeys(ctx context.Context, now time.Time) (int64, error) {
-	ids, err := db.tenantIDs(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("purge idempotency keys: %w", err)
-	}
-	var total int64
-	for _, id := range ids {
-		res, err := db.write.ExecContext(ctx,
-			`DELETE FROM idempotency_keys WHERE tenant_id = $1 AND expires_at <= $2`, id, now.UnixMilli())
-		if err != nil {
-			return total, fmt.Errorf("purge idempotency keys: %w", err)
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return total, fmt.Errorf("purge idempotency keys: %w", err)
-		}
-		total += n
-	}
-	return total, nil
-}

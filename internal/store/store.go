@@ -400,25 +400,6 @@ func (db *DB) tx(ctx context.Context, fn func(q Querier) error) (err error) {
 	return nil
 }
 
-// tenantIDs lists every tenant, for housekeeping that goes one tenant at
-// a time.
-func (db *DB) tenantIDs(ctx context.Context) ([]int64, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT id FROM tenants ORDER BY id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
-}
-
 // nextID allocates an identifier for a new record of the tenant. Identifiers
 // are unique across all resources of a tenant, so an upload id never equals
 // the id of the record it belongs to.

@@ -46,43 +46,52 @@ func (db *DB) CreateTenant(ctx context.Context, slug, name string, admin NewAdmi
 		user   User
 	)
 	err := db.Tx(ctx, func(q Querier) error {
-		// The one lookup across tenants: an operator command, not a request.
-		// The lock keeps two concurrent creates from both passing the check.
-		if err := db.dialect.lock(ctx, q, "planwerk-admin-email:"+EmailKey(admin.Email)); err != nil {
-			return err
-		}
-		var taken int
-		err := q.QueryRowContext(ctx, `SELECT 1 FROM users WHERE email_key = $1 LIMIT 1`, EmailKey(admin.Email)).Scan(&taken)
-		if err == nil {
-			return fmt.Errorf("admin e-mail %q: %w", admin.Email, ErrConflict)
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("check admin e-mail: %w", err)
-		}
-		now := Timestamp(time.Now())
-		err = q.QueryRowContext(ctx,
-			`INSERT INTO tenants (slug, name, created_at, updated_at) VALUES ($1, $2, $3, $3) RETURNING id`,
-			slug, name, now).Scan(&tenant.ID)
-		if db.dialect.uniqueViolation(err) {
-			return fmt.Errorf("tenant %q: %w", slug, ErrConflict)
-		}
-		if err != nil {
-			return fmt.Errorf("insert tenant: %w", err)
-		}
-		tenant.Slug, tenant.Name, tenant.CreatedAt = slug, name, now
-		user, err = db.CreateUser(ctx, q, tenant.ID, NewUser{Email: admin.Email, PasswordHash: admin.PasswordHash, IsAdmin: true, Owner: true})
-		if err != nil {
-			return err
-		}
-		for _, fn := range setup {
-			if err := fn(ctx, q, tenant.ID); err != nil {
-				return err
-			}
-		}
-		return nil
+		var err error
+		tenant, user, err = db.AddTenant(ctx, q, slug, name, admin, setup...)
+		return err
 	})
 	if err != nil {
 		return Tenant{}, User{}, fmt.Errorf("create tenant: %w", err)
+	}
+	return tenant, user, nil
+}
+
+// AddTenant is CreateTenant in q, a transaction of the caller's, which
+// may create several tenants at once (a bulk load).
+func (db *DB) AddTenant(ctx context.Context, q Querier, slug, name string, admin NewAdmin, setup ...TenantSetup) (Tenant, User, error) {
+	// The one lookup across tenants, over users (email_key): an operator
+	// command, not a request. The lock keeps two concurrent creates from
+	// both passing the check.
+	if err := db.dialect.lock(ctx, q, "planwerk-admin-email:"+EmailKey(admin.Email)); err != nil {
+		return Tenant{}, User{}, err
+	}
+	var taken int
+	err := q.QueryRowContext(ctx, `SELECT 1 FROM users WHERE email_key = $1 LIMIT 1`, EmailKey(admin.Email)).Scan(&taken)
+	if err == nil {
+		return Tenant{}, User{}, fmt.Errorf("admin e-mail %q: %w", admin.Email, ErrConflict)
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return Tenant{}, User{}, fmt.Errorf("check admin e-mail: %w", err)
+	}
+	now := Timestamp(time.Now())
+	tenant := Tenant{Slug: slug, Name: name, CreatedAt: now}
+	err = q.QueryRowContext(ctx,
+		`INSERT INTO tenants (slug, name, created_at, updated_at) VALUES ($1, $2, $3, $3) RETURNING id`,
+		slug, name, now).Scan(&tenant.ID)
+	if db.dialect.uniqueViolation(err) {
+		return Tenant{}, User{}, fmt.Errorf("tenant %q: %w", slug, ErrConflict)
+	}
+	if err != nil {
+		return Tenant{}, User{}, fmt.Errorf("insert tenant: %w", err)
+	}
+	user, err := db.CreateUser(ctx, q, tenant.ID, NewUser{Email: admin.Email, PasswordHash: admin.PasswordHash, IsAdmin: true, Owner: true})
+	if err != nil {
+		return Tenant{}, User{}, err
+	}
+	for _, fn := range setup {
+		if err := fn(ctx, q, tenant.ID); err != nil {
+			return Tenant{}, User{}, err
+		}
 	}
 	return tenant, user, nil
 }

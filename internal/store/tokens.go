@@ -177,21 +177,3 @@ func (db *DB) RevokeUserTokens(ctx context.Context, q Querier, tenantID, userID 
 	}
 	return nil
 }
-
-// PurgeExpiredTokens deletes tokens that expired before cutoff. It is
-// housekeeping across all tenants, one tenant at a time.
-func (db *DB) PurgeExpiredTokens(ctx context.Context, cutoff time.Time) error {
-	ids, err := db.tenantIDs(ctx)
-	if err != nil {
-		return fmt.Errorf("purge tokens: %w", err)
-	}
-	for _, id := range ids {
-		for _, table := range []string{"access_tokens", "refresh_tokens"} {
-			if _, err := db.ExecContext(ctx,
-				`DELETE FROM `+table+` WHERE tenant_id = $1 AND expires_at < $2`, id, cutoff.UnixMilli()); err != nil {
-				return fmt.Errorf("purge %s: %w", table, err)
-			}
-		}
-	}
-	return nil
-}

@@ -364,21 +364,3 @@ func (db *DB) OldestUndelivered(ctx context.Context) (string, error) {
 	}
 	return at.String, nil
 }
-
-// PurgeDeliveries keeps each webhook's newest keep finished deliveries
-// and deletes the older ones, one tenant at a time.
-func (db *DB) PurgeDeliveries(ctx context.Context, keep int) error {
-	ids, err := db.tenantIDs(ctx)
-	if err != nil {
-		return fmt.Errorf("purge deliveries: %w", err)
-	}
-	for _, id := range ids {
-		if _, err := db.ExecContext(ctx,
-			`DELETE FROM webhook_deliveries WHERE tenant_id = $1 AND status <> $2 AND seq <= (
-			   SELECT k.seq FROM webhook_deliveries k WHERE k.tenant_id = $1 AND k.webhook_id = webhook_deliveries.webhook_id
-			   ORDER BY k.seq DESC LIMIT 1 OFFSET $3)`, id, DeliveryPending, keep); err != nil {
-			return fmt.Errorf("purge deliveries of tenant %d: %w", id, err)
-		}
-	}
-	return nil
-}

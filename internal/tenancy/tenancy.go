@@ -193,10 +193,29 @@ func (rs *Resolver) Lookup(ctx context.Context, slug string) (store.Tenant, erro
 		return store.Tenant{}, fmt.Errorf("resolve tenant: %w", err)
 	}
 	rs.mu.Lock()
-	if len(rs.cache) > 10000 {
-		clear(rs.cache)
-	}
+	rs.evict(now)
 	rs.cache[slug] = cachedTenant{t: t, until: now.Add(rs.ttl)}
 	rs.mu.Unlock()
 	return t, nil
+}
+
+// resolverMax bounds the slugs cached.
+const resolverMax = 10000
+
+// evict makes room in a full cache: first the entries that expired, and
+// only when every entry is still fresh, all of them. Clearing at once
+// would make a service with more active tenants than the bound look every
+// one of them up again after each miss past it. rs.mu is held.
+func (rs *Resolver) evict(now time.Time) {
+	if len(rs.cache) < resolverMax {
+		return
+	}
+	for slug, c := range rs.cache {
+		if !now.Before(c.until) {
+			delete(rs.cache, slug)
+		}
+	}
+	if len(rs.cache) >= resolverMax {
+		clear(rs.cache)
+	}
 }

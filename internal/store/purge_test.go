@@ -1,0 +1,216 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"planwerk/internal/store"
+	"planwerk/internal/testenv"
+)
+
+// manyTenants creates n tenants and returns them.
+func manyTenants(t *testing.T, db *store.DB, n int) []store.Tenant {
+	t.Helper()
+	out := make([]store.Tenant, n)
+	for i := range out {
+		out[i], _ = createTenant(t, db, fmt.Sprintf("t%03d", i), fmt.Sprintf("admin@t%03d.test", i))
+	}
+	return out
+}
+
+// TestPurgeTokensAcrossTenants: the tokens that expired before the cutoff
+// go in every tenant, more of them than one batch deletes; the others stay.
+func TestPurgeTokensAcrossTenants(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		ctx := context.Background()
+		db := testenv.OpenDB(t, b)
+		tenants := manyTenants(t, db, 12)
+		now := time.Now()
+		for i, tn := range tenants {
+			err := db.Tx(ctx, func(q store.Querier) error {
+				for j := range 100 {
+					expiry := now.Add(-48 * time.Hour) // long expired
+					if j%4 == 0 {
+						expiry = now.Add(-time.Hour) // expired, within the grace
+					}
+					key := fmt.Sprintf("%d-%d", i, j)
+					if err := db.InsertTokens(ctx, q, tn.ID, store.TokenPair{
+						AccessHash: []byte("a" + key), RefreshHash: []byte("r" + key), UserID: 1, FamilyID: []byte(key),
+						AccessExpiry: expiry, RefreshExpiry: expiry}); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.PurgeExpiredTokens(ctx, now.Add(-24*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		for _, table := range []string{"access_tokens", "refresh_tokens"} {
+			for _, tn := range tenants {
+				if n := count(t, db, `SELECT COUNT(*) FROM `+table+` WHERE tenant_id = $1`, tn.ID); n != 25 {
+					t.Fatalf("%s of tenant %s: %d left, want the 25 within the grace", table, tn.Slug, n)
+				}
+			}
+		}
+	})
+}
+
+// TestPurgeIdempotencyKeysAcrossTenants: expired keys go in every tenant
+// and are counted, also past one batch; keys still valid stay.
+func TestPurgeIdempotencyKeysAcrossTenants(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		ctx := context.Background()
+		db := testenv.OpenDB(t, b)
+		tenants := manyTenants(t, db, 7)
+		now := time.Now()
+		for _, tn := range tenants {
+			for j := range 150 {
+				keep := -time.Minute // expired a minute ago
+				if j%3 == 0 {
+					keep = time.Hour
+				}
+				k := store.IdempotencyKey{TenantID: tn.ID, UserID: 1, Key: fmt.Sprintf("k%d", j)}
+				if ok, err := db.ClaimIdempotencyKey(ctx, k, []byte("h"), now, time.Second, keep); !ok || err != nil {
+					t.Fatalf("claim: %v %v", ok, err)
+				}
+			}
+		}
+		n, err := db.PurgeExpiredIdempotencyKeys(ctx, now)
+		if err != nil || n != 7*100 {
+			t.Fatalf("purge: %d %v, want 700", n, err)
+		}
+		for _, tn := range tenants {
+			if left := count(t, db, `SELECT COUNT(*) FROM idempotency_keys WHERE tenant_id = $1`, tn.ID); left != 50 {
+				t.Errorf("tenant %s: %d keys left, want the 50 valid", tn.Slug, left)
+			}
+		}
+	})
+}
+
+// TestPurgeChangesAcrossTenants: changes older than the cutoff go in
+// every tenant (more tenants than one batch takes, and a tenant with more
+// changes than one batch reads), each tenant's purged position is what
+// the feed then reports, and a cutoff before them purges nothing.
+func TestPurgeChangesAcrossTenants(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		ctx := context.Background()
+		db := testenv.OpenDB(t, b)
+		tenants := manyTenants(t, db, 70)
+		projects := store.Collection{Table: "records", Resource: "projects"}
+		big := tenants[3]
+		docs := make([]map[string]any, 1200)
+		for i := range docs {
+			docs[i] = map[string]any{"name": fmt.Sprint(i)}
+		}
+		if err := db.Tx(ctx, func(q store.Querier) error {
+			_, err := db.InsertRecords(ctx, q, big.ID, projects, docs)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for _, tn := range tenants {
+			insert(t, db, tn.ID, projects, map[string]any{"name": "one more"})
+		}
+		if err := db.PurgeChanges(ctx, time.Now().Add(-time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if last, purged, _ := db.ChangeWindow(ctx, big.ID); purged != 0 || last < 1201 {
+			t.Fatalf("a cutoff before every change: window (%d, %d), want nothing purged", last, purged)
+		}
+		if err := db.PurgeChanges(ctx, time.Now().Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		for _, tn := range tenants {
+			last, purged, err := db.ChangeWindow(ctx, tn.ID)
+			if err != nil || last == 0 || purged != last {
+				t.Fatalf("tenant %s: window (%d, %d) %v, want all purged", tn.Slug, last, purged, err)
+			}
+			if cs, err := db.ChangesAfter(ctx, tn.ID, 0, nil, 10); err != nil || len(cs) != 0 {
+				t.Fatalf("tenant %s: %d changes left (%v)", tn.Slug, len(cs), err)
+			}
+		}
+		// The next change goes on from the purged position.
+		insert(t, db, big.ID, projects, map[string]any{"name": "after"})
+		last, purged, _ := db.ChangeWindow(ctx, big.ID)
+		if cs, err := db.ChangesAfter(ctx, big.ID, purged, nil, 10); err != nil || len(cs) != 1 || cs[0].Seq != last {
+			t.Errorf("after the purge: %+v %v, want the one new change at %d", cs, err, last)
+		}
+	})
+}
+
+// TestPurgeDeliveriesAcrossTenants: every webhook keeps its newest
+// finished deliveries and its pending one, in every tenant, also with more
+// webhooks than one batch trims.
+func TestPurgeDeliveriesAcrossTenants(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		ctx := context.Background()
+		db := testenv.OpenDB(t, b)
+		tenants := manyTenants(t, db, 3)
+		const hooks, perHook, keep = 20, 12, 5
+		now := store.Timestamp(time.Now())
+		for _, tn := range tenants {
+			for w := int64(1); w <= hooks; w++ {
+				if err := db.Tx(ctx, func(q store.Querier) error {
+					return db.InsertWebhook(ctx, q, tn.ID, store.Webhook{ID: w, URL: "https://example.test/", Secret: "s", Enabled: true, CreatedAt: now})
+				}); err != nil {
+					t.Fatal(err)
+				}
+				for seq := 1; seq <= perHook; seq++ {
+					status := store.DeliveryDelivered
+					if seq == 1 {
+						status = store.DeliveryPending // old, but still pending: kept
+					}
+					exec(t, db, `INSERT INTO webhook_deliveries (tenant_id, webhook_id, id, seq, status, attempts, created_at)
+						VALUES ($1, $2, $3, $4, $5, 1, $6)`, tn.ID, w, fmt.Sprintf("msg_%d", seq), seq, status, now)
+				}
+			}
+		}
+		if err := db.PurgeDeliveries(ctx, keep); err != nil {
+			t.Fatal(err)
+		}
+		for _, tn := range tenants {
+			for w := int64(1); w <= hooks; w++ {
+				ds, err := db.Deliveries(ctx, tn.ID, w, 100)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var seqs []int64
+				for _, d := range ds {
+					seqs = append(seqs, d.Seq)
+				}
+				got, _ := json.Marshal(seqs)
+				if want := "[12,11,10,9,8,1]"; string(got) != want {
+					t.Fatalf("tenant %s webhook %d: deliveries %s, want %s", tn.Slug, w, got, want)
+				}
+			}
+		}
+	})
+}
+
+// TestPurgeStopsAtTheDeadline: a purge whose context has ended stops with
+// an error saying so, and a later run finishes the work.
+func TestPurgeStopsAtTheDeadline(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		db := testenv.OpenDB(t, b)
+		tn, _ := createTenant(t, db, "acme", "admin@acme.test")
+		insert(t, db, tn.ID, store.Collection{Table: "records", Resource: "projects"}, map[string]any{"name": "p"})
+		ended, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := db.PurgeChanges(ended, time.Now().Add(time.Hour)); err == nil {
+			t.Fatal("a purge on an ended context reported success")
+		}
+		if err := db.PurgeChanges(context.Background(), time.Now().Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if last, purged, _ := db.ChangeWindow(context.Background(), tn.ID); last == 0 || purged != last {
+			t.Errorf("window (%d, %d) after the second run, want all purged", last, purged)
+		}
+	})
+}
