@@ -47,6 +47,16 @@ type Change struct {
 type txn struct {
 	Querier // the transaction's: a *sql.Tx, or the *sql.Conn it runs on
 	changes []Change
+	// at finds a record's change in changes, so that a transaction of
+	// many writes merges each in constant time.
+	at map[changeKey]int
+}
+
+// changeKey names the record a change is of.
+type changeKey struct {
+	tenant   int64
+	resource string
+	id       int64
 }
 
 // recordChange notes a change made in q. Outside a transaction (q is not
@@ -54,7 +64,7 @@ type txn struct {
 func (db *DB) recordChange(ctx context.Context, q Querier, tenantID int64, resource string, id int64, op string, doc []byte) error {
 	c := Change{Resource: resource, RecordID: id, Op: op, At: Timestamp(time.Now()), Doc: slices.Clone(doc), tenant: tenantID}
 	if t, ok := q.(*txn); ok {
-		t.changes = coalesce(t.changes, c)
+		t.coalesce(c)
 		return nil
 	}
 	return db.Tx(ctx, func(q Querier) error {
@@ -64,23 +74,32 @@ func (db *DB) recordChange(ctx context.Context, q Querier, tenantID int64, resou
 
 // coalesce adds c to the transaction's changes, merging it with an earlier
 // change of the same record: the feed shows what the transaction did, not
-// each statement.
-func coalesce(changes []Change, c Change) []Change {
-	for i, prev := range changes {
-		if prev.tenant != c.tenant || prev.Resource != c.Resource || prev.RecordID != c.RecordID {
-			continue
-		}
-		switch {
-		case prev.Op == OpCreate && c.Op == OpDelete:
-			return slices.Delete(changes, i, i+1)
-		case prev.Op == OpCreate:
-			changes[i].Doc, changes[i].At = c.Doc, c.At
-		default:
-			changes[i].Op, changes[i].Doc, changes[i].At = c.Op, c.Doc, c.At
-		}
-		return changes
+// each statement. A record created and then deleted leaves no change.
+func (t *txn) coalesce(c Change) {
+	if t.at == nil {
+		t.at = map[changeKey]int{}
 	}
-	return append(changes, c)
+	k := changeKey{c.tenant, c.Resource, c.RecordID}
+	i, ok := t.at[k]
+	if !ok {
+		t.at[k] = len(t.changes)
+		t.changes = append(t.changes, c)
+		return
+	}
+	prev := &t.changes[i]
+	switch {
+	case prev.Op == OpCreate && c.Op == OpDelete:
+		t.changes = slices.Delete(t.changes, i, i+1)
+		delete(t.at, k)
+		for j := i; j < len(t.changes); j++ {
+			d := t.changes[j]
+			t.at[changeKey{d.tenant, d.Resource, d.RecordID}] = j
+		}
+	case prev.Op == OpCreate:
+		prev.Doc, prev.At = c.Doc, c.At
+	default:
+		prev.Op, prev.Doc, prev.At = c.Op, c.Doc, c.At
+	}
 }
 
 // flushChanges gives a transaction's changes their positions and stores
