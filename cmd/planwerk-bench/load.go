@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -56,6 +57,10 @@ func runLoad(ctx context.Context, pgURL string, d time.Duration, clients int) er
 		return err
 	}
 	defer cleanup()
+	var byKind []struct {
+		name string
+		lat  map[string][]time.Duration
+	}
 	for _, dsn := range dsns {
 		env, err := newLoadEnv(ctx, dsn, filepath.Join(dir, fmt.Sprint(len(rows))))
 		if err != nil {
@@ -66,8 +71,14 @@ func runLoad(ctx context.Context, pgURL string, d time.Duration, clients int) er
 			return nil
 		}, d, clients)
 		rows = append(rows, row{env.engine + ": GET /v1/project-days/{id}", get})
+		kinds = map[string][]time.Duration{}
 		mixed := attack(env.url, env.header, env.mixed(), d, clients)
 		rows = append(rows, row{env.engine + ": mixed workload", mixed})
+		byKind = append(byKind, struct {
+			name string
+			lat  map[string][]time.Duration
+		}{env.engine + ": mixed workload", kinds})
+		kinds = nil
 		env.close()
 	}
 
@@ -79,6 +90,9 @@ func runLoad(ctx context.Context, pgURL string, d time.Duration, clients int) er
 		errs := r.m.Requests - uint64(float64(r.m.Requests)*r.m.Success+0.5)
 		fmt.Printf("| %s | %.0f | %s | %s | %d | %.2f |\n", r.name, r.m.Throughput,
 			ms(r.m.Latencies.P50), ms(r.m.Latencies.P99), errs, r.m.Throughput/ceiling.Throughput)
+	}
+	for _, k := range byKind {
+		printKinds(k.name, k.lat)
 	}
 	fmt.Println("\nmixed workload: 50% single GETs, 20% lists with where, 20% time entry creation, 5% uploads, 4% download URLs, 1% password grants")
 	return nil
@@ -105,9 +119,49 @@ func attack(_ string, header http.Header, tr vegeta.Targeter, d time.Duration, c
 	var m vegeta.Metrics
 	for res := range attacker.Attack(wrapped, vegeta.Rate{Freq: 0}, d, "load") {
 		m.Add(res)
+		if kinds != nil {
+			k := kindOf(res.Method, res.URL)
+			kinds[k] = append(kinds[k], res.Latency)
+		}
 	}
 	m.Close()
 	return &m
+}
+
+// kinds collects the latencies of a workload's requests by kind, when
+// not nil.
+var kinds map[string][]time.Duration
+
+// kindOf names the kind of a mixed workload's request.
+func kindOf(method, u string) string {
+	path := u
+	if p, err := url.Parse(u); err == nil {
+		path = p.Path
+		if p.RawQuery != "" && method == http.MethodGet {
+			path += "?where"
+		}
+	}
+	for _, prefix := range []string{"/v1/files/upload/", "/v1/files/download/", "/v1/project-days/"} {
+		if strings.HasPrefix(path, prefix) {
+			path = prefix + "{id}"
+		}
+	}
+	return method + " " + path
+}
+
+// printKinds prints count, p50 and p99 of each kind of request.
+func printKinds(name string, lat map[string][]time.Duration) {
+	fmt.Printf("\n%s by kind of request:\n\n| request | count | p50 | p99 | max |\n|---|---|---|---|---|\n", name)
+	names := make([]string, 0, len(lat))
+	for k := range lat {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		ls := lat[k]
+		slices.Sort(ls)
+		fmt.Printf("| %s | %d | %s | %s | %s |\n", k, len(ls), ms(ls[len(ls)/2]), ms(ls[len(ls)*99/100]), ms(ls[len(ls)-1]))
+	}
 }
 
 type loadEnv struct {

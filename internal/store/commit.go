@@ -175,6 +175,22 @@ func (db *DB) ObserveBatches(fn func(writes int)) {
 	}
 }
 
+// single runs fn, whose statements write, as a transaction of its own:
+// with group commit in the writer's next batch (a statement run on the
+// pool would wait for the writer's connection and pay a sync of its own),
+// otherwise directly on the pool, committed by the statement itself.
+func (db *DB) single(ctx context.Context, fn func(q Querier) error) error {
+	if db.committer != nil {
+		return db.Tx(ctx, fn)
+	}
+	release, err := db.writes.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return fn(db)
+}
+
 // groupTx runs fn as one write of a batch.
 func (db *DB) groupTx(ctx context.Context, fn func(q Querier) error) error {
 	c := db.committer

@@ -38,13 +38,9 @@ type IdempotencyEntry struct {
 // expired, or held by a request whose lease ran out (its process died,
 // and nobody else will finish it). Of concurrent claims exactly one wins.
 func (db *DB) ClaimIdempotencyKey(ctx context.Context, k IdempotencyKey, holder []byte, now time.Time, lease, keep time.Duration) (bool, error) {
-	release, err := db.writes.Acquire(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer release()
 	var state string
-	err = db.write.QueryRowContext(ctx,
+	err := db.single(ctx, func(q Querier) error {
+		return q.QueryRowContext(ctx,
 		`INSERT INTO idempotency_keys (tenant_id, user_id, key, state, holder, created_at, locked_until, expires_at)
 		 VALUES ($1, $2, $3, 'running', $4, $5, $6, $7)
 		 ON CONFLICT (tenant_id, user_id, key) DO UPDATE
@@ -53,7 +49,8 @@ func (db *DB) ClaimIdempotencyKey(ctx context.Context, k IdempotencyKey, holder 
 		  WHERE idempotency_keys.expires_at <= $5
 		     OR (idempotency_keys.state = 'running' AND idempotency_keys.locked_until <= $5)
 		 RETURNING state`,
-		k.TenantID, k.UserID, k.Key, holder, now.UnixMilli(), now.Add(lease).UnixMilli(), now.Add(keep).UnixMilli()).Scan(&state)
+			k.TenantID, k.UserID, k.Key, holder, now.UnixMilli(), now.Add(lease).UnixMilli(), now.Add(keep).UnixMilli()).Scan(&state)
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -97,11 +94,10 @@ func (db *DB) IdempotencyKeyEntry(ctx context.Context, k IdempotencyKey, now tim
 // RenewIdempotencyKey extends holder's lease on k to until. It reports
 // false when holder no longer holds the key.
 func (db *DB) RenewIdempotencyKey(ctx context.Context, k IdempotencyKey, holder []byte, until time.Time) (bool, error) {
-	res, err := db.write.ExecContext(ctx,
+	return db.writeOne(ctx, "renew idempotency key",
 		`UPDATE idempotency_keys SET locked_until = $5
 		  WHERE tenant_id = $1 AND user_id = $2 AND key = $3 AND holder = $4 AND state = 'running'`,
 		k.TenantID, k.UserID, k.Key, holder, until.UnixMilli())
-	return affected(res, err, "renew idempotency key")
 }
 
 // FinishIdempotencyKey keeps the answer of holder's request under k. It
@@ -112,22 +108,32 @@ func (db *DB) FinishIdempotencyKey(ctx context.Context, k IdempotencyKey, holder
 	if err != nil {
 		return false, fmt.Errorf("finish idempotency key: %w", err)
 	}
-	res, err := db.write.ExecContext(ctx,
+	return db.writeOne(ctx, "finish idempotency key",
 		`UPDATE idempotency_keys SET state = 'done', holder = NULL, fingerprint = $5, status = $6, headers = $7, body = $8
 		  WHERE tenant_id = $1 AND user_id = $2 AND key = $3 AND holder = $4 AND state = 'running'`,
 		k.TenantID, k.UserID, k.Key, holder, a.Fingerprint, a.Status, string(headers), a.Body)
-	return affected(res, err, "finish idempotency key")
 }
 
 // ReleaseIdempotencyKey frees k for the next request: holder's request
 // ended without an answer to keep. It reports false when holder no longer
 // held the key.
 func (db *DB) ReleaseIdempotencyKey(ctx context.Context, k IdempotencyKey, holder []byte) (bool, error) {
-	res, err := db.write.ExecContext(ctx,
+	return db.writeOne(ctx, "release idempotency key",
 		`DELETE FROM idempotency_keys
 		  WHERE tenant_id = $1 AND user_id = $2 AND key = $3 AND holder = $4 AND state = 'running'`,
 		k.TenantID, k.UserID, k.Key, holder)
-	return affected(res, err, "release idempotency key")
+}
+
+// writeOne runs one writing statement as a transaction of its own and
+// reports whether it changed a row.
+func (db *DB) writeOne(ctx context.Context, what, query string, args ...any) (bool, error) {
+	var res sql.Result
+	err := db.single(ctx, func(q Querier) error {
+		var err error
+		res, err = q.ExecContext(ctx, query, args...)
+		return err
+	})
+	return affected(res, err, what)
 }
 
 // affected reports whether a statement changed a row.

@@ -47,7 +47,18 @@ type Record struct {
 }
 
 // NewID allocates a record id for the tenant.
+// Outside a transaction (q is the database itself) the id is drawn as a
+// write of its own.
 func (db *DB) NewID(ctx context.Context, q Querier, tenantID int64) (int64, error) {
+	if d, ok := q.(*DB); ok && d == db {
+		var id int64
+		err := db.single(ctx, func(q Querier) error {
+			var err error
+			id, err = db.nextID(ctx, q, tenantID)
+			return err
+		})
+		return id, err
+	}
 	return db.nextID(ctx, q, tenantID)
 }
 

@@ -292,13 +292,10 @@ func (db *DB) RenewLease(ctx context.Context, tenantID, id int64, holder, until 
 // ReleaseLease gives up holder's lease of a webhook, so that any
 // instance may take it at once.
 func (db *DB) ReleaseLease(ctx context.Context, tenantID, id int64, holder string) error {
-	_, err := db.ExecContext(ctx,
+	_, err := db.writeOne(ctx, "release webhook lease",
 		`UPDATE webhooks SET lease_until = '', lease_holder = '' WHERE tenant_id = $1 AND id = $2 AND lease_holder = $3`,
 		tenantID, id, holder)
-	if err != nil {
-		return fmt.Errorf("release webhook lease: %w", err)
-	}
-	return nil
+	return err
 }
 
 func leased(res sql.Result, err error) error {
