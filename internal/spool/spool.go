@@ -74,9 +74,14 @@ func (s *Spool) Add(rec []byte) error {
 		}
 	}
 	s.chunk = append(s.chunk, s.lenBuf[:n]...)
+	if len(rec) >= fileChunk {
+		// A large record goes to the file as it is: copying it into the
+		// chunk would grow the chunk to its size for the spool's life.
+		return s.flush(rec)
+	}
 	s.chunk = append(s.chunk, rec...)
 	if len(s.chunk) >= fileChunk {
-		return s.flush()
+		return s.flush(nil)
 	}
 	return nil
 }
@@ -104,17 +109,20 @@ func (s *Spool) spill() error {
 	return nil
 }
 
-// flush writes the gathered records to the file and lets the reader see
-// them.
-func (s *Spool) flush() error {
-	if len(s.chunk) == 0 {
+// flush writes the gathered records, and then rest, to the file and lets
+// the reader see them.
+func (s *Spool) flush(rest []byte) error {
+	if len(s.chunk)+len(rest) == 0 {
 		return nil
 	}
 	if _, err := s.file.Write(s.chunk); err != nil {
 		return diskError(err)
 	}
+	if _, err := s.file.Write(rest); err != nil {
+		return diskError(err)
+	}
 	s.mu.Lock()
-	s.avail += int64(len(s.chunk))
+	s.avail += int64(len(s.chunk) + len(rest))
 	s.mu.Unlock()
 	s.changed.Broadcast()
 	s.chunk = s.chunk[:0]
@@ -125,7 +133,7 @@ func (s *Spool) flush() error {
 // io.EOF when err is nil.
 func (s *Spool) Finish(err error) {
 	if s.file != nil {
-		if ferr := s.flush(); err == nil {
+		if ferr := s.flush(nil); err == nil {
 			err = ferr
 		}
 	}
