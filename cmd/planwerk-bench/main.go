@@ -27,7 +27,14 @@
 // PostgreSQL schema and measures, over HTTP against the real handler: the
 // full list at limit=50000 (time, bytes, peak heap growth), a where range
 // over day returning about 1000 rows, and authenticated single-record GET
-// throughput.
+// throughput. Each is also measured against its ceiling in the same run:
+// the same client fetching the same answer from a bare net/http handler
+// that serves it from memory with the same headers and body bytes. The
+// service compresses the list (the client asks for gzip); the ceiling
+// serves the plain JSON the client reads, and a second ceiling serves
+// the compressed bytes exactly as the service sent them. With
+// --cpuprofile PREFIX it then profiles the list and the single GETs of
+// each engine into PREFIX-ENGINE-list.pprof and PREFIX-ENGINE-get.pprof.
 package main
 
 import (
@@ -80,9 +87,9 @@ func main() {
 	tenants := fs.Int("tenants", 10000, "tenants of the crowded database (tenants)")
 	perTenant := fs.Int("per-tenant", 200, "records of each tenant (tenants)")
 	keep := fs.Bool("keep", false, "keep the seeded databases and name them (tenants)")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (lists: of the list and the single GETs, to files with this prefix)")
 	_ = fs.Parse(os.Args[2:])
-	if *cpuProfile != "" {
+	if *cpuProfile != "" && os.Args[1] != "lists" {
 		stopProfile, err := startCPUProfile(*cpuProfile)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "planwerk-bench:", err)
@@ -99,7 +106,7 @@ func main() {
 	var err error
 	switch os.Args[1] {
 	case "lists":
-		err = runLists(ctx, *records, *pg, *duration)
+		err = runLists(ctx, *records, *pg, *duration, *cpuProfile)
 	case "entries":
 		err = runEntries(ctx, *pg, *duration)
 	case "load":
@@ -151,9 +158,15 @@ type result struct {
 	getRate               float64
 	getP50, getP99        time.Duration
 	getErrors             int64
+	// The same answers served from memory by a bare handler.
+	listCeiling time.Duration
+	// listSentCeiling serves the list as the service sent it: compressed.
+	listSentCeiling time.Duration
+	listWireBytes   int64
+	getCeilingRate  float64
 }
 
-func runLists(ctx context.Context, n int, pgURL string, d time.Duration) error {
+func runLists(ctx context.Context, n int, pgURL string, d time.Duration, cpuprofile string) error {
 	dsns, cleanup, err := databases(ctx, pgURL)
 	if err != nil {
 		return err
@@ -161,7 +174,7 @@ func runLists(ctx context.Context, n int, pgURL string, d time.Duration) error {
 	defer cleanup()
 	var results []result
 	for _, dsn := range dsns {
-		r, err := benchEngine(ctx, dsn, n, d)
+		r, err := benchEngine(ctx, dsn, n, d, cpuprofile)
 		if err != nil {
 			return err
 		}
@@ -175,6 +188,16 @@ func runLists(ctx context.Context, n int, pgURL string, d time.Duration) error {
 			r.engine, ms(r.listTime), float64(r.listBytes)/1e6, float64(r.listPeakHeap)/(1<<20),
 			ms(r.rangeTime), r.rangeRows, r.getRate, ms(r.getP50), ms(r.getP99), r.getErrors)
 	}
+	fmt.Println("\nAgainst the ceiling (the same answer from memory, same client, same run):")
+	fmt.Println()
+	fmt.Println("| engine | list | ceiling | ratio | ceiling as sent (gzip) | ratio | bytes sent | peak heap growth | single GET req/s | ceiling req/s | ratio |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, r := range results {
+		fmt.Printf("| %s | %s | %s | %.2f | %s | %.2f | %.2f MB | %.1f MB | %.0f | %.0f | %.2f |\n",
+			r.engine, ms(r.listTime), ms(r.listCeiling), a2b(r.listTime, r.listCeiling),
+			ms(r.listSentCeiling), a2b(r.listTime, r.listSentCeiling), float64(r.listWireBytes)/1e6,
+			float64(r.listPeakHeap)/(1<<20), r.getRate, r.getCeilingRate, r.getRate/r.getCeilingRate)
+	}
 	if len(results) == 2 {
 		a, b := results[0], results[1]
 		fmt.Printf("\nratios postgres/sqlite: list %.2f, range %.2f, GET req/s %.2f\n",
@@ -187,7 +210,7 @@ func a2b(x, y time.Duration) float64 { return float64(x) / float64(y) }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
 
-func benchEngine(ctx context.Context, dsn string, n int, d time.Duration) (result, error) {
+func benchEngine(ctx context.Context, dsn string, n int, d time.Duration, cpuprofile string) (result, error) {
 	cfg := config.Default()
 	cfg.Database = dsn
 	db, err := store.Open(ctx, dsn)
@@ -221,8 +244,8 @@ func benchEngine(ctx context.Context, dsn string, n int, d time.Duration) (resul
 	if err != nil {
 		return result{}, err
 	}
-	get := func(path string) (int64, error) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+path, nil)
+	get := func(base, path string) (int64, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
 		req.Header.Set("companyurl", "bench")
 		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err := client.Do(req)
@@ -238,27 +261,53 @@ func benchEngine(ctx context.Context, dsn string, n int, d time.Duration) (resul
 	}
 	r := result{engine: db.Engine()}
 
-	// The full list: median of 5, with the heap sampled during the first.
-	var times []time.Duration
-	for i := 0; i < 5; i++ {
-		var peak uint64
-		var stopSampling func() uint64
-		if i == 0 {
-			stopSampling = sampleHeap()
-		}
+	// The full list: the heap sampled during a first run, before the
+	// ceilings hold their copies (a larger live heap lets more garbage
+	// pile up between collections); then the median of 7, each beside the
+	// same answer from memory.
+	const list = "/v1/project-days?limit=50000"
+	stopSampling := sampleHeap()
+	_, err = get(srv.URL, list)
+	r.listPeakHeap = stopSampling()
+	if err != nil {
+		return r, err
+	}
+	wire, err := capture(ctx, srv.URL+list, token)
+	if err != nil {
+		return r, err
+	}
+	r.listWireBytes = int64(len(wire.body))
+	bare := ceiling(wire.decoded([]byte(mustBody(client, srv.URL+list, token))))
+	defer bare.Close()
+	sent := ceiling(wire)
+	defer sent.Close()
+	var times, ceilings, sentCeilings []time.Duration
+	for i := 0; i < 7; i++ {
 		start := time.Now()
-		nb, err := get("/v1/project-days?limit=50000")
+		nb, err := get(srv.URL, list)
 		times = append(times, time.Since(start))
-		if stopSampling != nil {
-			peak = stopSampling()
-			r.listPeakHeap = peak
-		}
 		if err != nil {
 			return r, err
 		}
 		r.listBytes = nb
+		start = time.Now()
+		cb, err := get(bare.URL, list)
+		ceilings = append(ceilings, time.Since(start))
+		if err != nil {
+			return r, err
+		}
+		if cb != nb {
+			return r, fmt.Errorf("the ceiling's list has %d bytes, the service's %d", cb, nb)
+		}
+		start = time.Now()
+		if _, err := get(sent.URL, list); err != nil {
+			return r, err
+		}
+		sentCeilings = append(sentCeilings, time.Since(start))
 	}
 	r.listTime = median(times)
+	r.listCeiling = median(ceilings)
+	r.listSentCeiling = median(sentCeilings)
 
 	// A where range over day: 20 days of 50 projects ≈ 1000 rows.
 	from := firstDay
@@ -268,7 +317,7 @@ func benchEngine(ctx context.Context, dsn string, n int, d time.Duration) (resul
 	times = times[:0]
 	for i := 0; i < 20; i++ {
 		start := time.Now()
-		nb, err := get(path)
+		nb, err := get(srv.URL, path)
 		times = append(times, time.Since(start))
 		if err != nil {
 			return r, err
@@ -278,7 +327,55 @@ func benchEngine(ctx context.Context, dsn string, n int, d time.Duration) (resul
 	r.rangeTime = median(times)
 	r.rangeRows = int64(strings.Count(mustBody(client, srv.URL+path, token), `"validationStatus"`))
 
-	// Single-record GETs from 16 concurrent clients.
+	// Single-record GETs from 16 concurrent clients, then one record's
+	// answer from memory at the same rate of asking.
+	one, err := capture(ctx, fmt.Sprintf("%s/v1/project-days/%d", srv.URL, firstID), token)
+	if err != nil {
+		return r, err
+	}
+	bareOne := ceiling(one)
+	defer bareOne.Close()
+	getLoad := func(base string) getStats {
+		return singleGets(d, func(w, i int) error {
+			id := firstID + int64((w*7919+i*104729)%n)
+			_, err := get(base, fmt.Sprintf("/v1/project-days/%d", id))
+			return err
+		})
+	}
+	g := getLoad(srv.URL)
+	r.getRate, r.getP50, r.getP99, r.getErrors = g.rate, g.p50, g.p99, g.errors
+	r.getCeilingRate = getLoad(bareOne.URL).rate
+
+	if cpuprofile != "" {
+		prefix := cpuprofile + "-" + db.Engine()
+		err := profile(prefix+"-list.pprof", func() error {
+			for i := 0; i < 20; i++ {
+				if _, err := get(srv.URL, list); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return r, err
+		}
+		if err := profile(prefix+"-get.pprof", func() error { getLoad(srv.URL); return nil }); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// getStats is the outcome of a run of single GETs.
+type getStats struct {
+	rate     float64
+	p50, p99 time.Duration
+	errors   int64
+}
+
+// singleGets runs do from 16 concurrent clients for d; do gets the
+// client's number and its request's.
+func singleGets(d time.Duration, do func(w, i int) error) getStats {
 	var (
 		wg       sync.WaitGroup
 		count    atomic.Int64
@@ -293,9 +390,8 @@ func benchEngine(ctx context.Context, dsn string, n int, d time.Duration) (resul
 			defer wg.Done()
 			var local []time.Duration
 			for i := 0; time.Now().Before(deadline); i++ {
-				id := firstID + int64((w*7919+i*104729)%n)
 				start := time.Now()
-				if _, err := get(fmt.Sprintf("/v1/project-days/%d", id)); err != nil {
+				if err := do(w, i); err != nil {
 					errs.Add(1)
 				}
 				local = append(local, time.Since(start))
@@ -307,14 +403,13 @@ func benchEngine(ctx context.Context, dsn string, n int, d time.Duration) (resul
 		}(w)
 	}
 	wg.Wait()
-	r.getRate = float64(count.Load()) / d.Seconds()
-	r.getErrors = errs.Load()
+	g := getStats{rate: float64(count.Load()) / d.Seconds(), errors: errs.Load()}
 	slices.Sort(latency)
 	if len(latency) > 0 {
-		r.getP50 = latency[len(latency)/2]
-		r.getP99 = latency[len(latency)*99/100]
+		g.p50 = latency[len(latency)/2]
+		g.p99 = latency[len(latency)*99/100]
 	}
-	return r, nil
+	return g
 }
 
 func mustBody(client *http.Client, u, token string) string {

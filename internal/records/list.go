@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"time"
 
 	"planwerk/internal/auth"
@@ -36,6 +37,10 @@ type Listing struct {
 	r        *resource.Resource
 	populate []string
 	sp       *spool.Spool
+	// stop ends the read into the spool early; read is closed when the
+	// read has ended.
+	stop context.CancelFunc
+	read chan struct{}
 }
 
 // Query reads the records a query selects into a spool, as fast as the
@@ -58,15 +63,42 @@ func (s *Service) Query(ctx context.Context, caller auth.Principal, r *resource.
 	}
 	// Long lists spill to the system's temporary folder (TMPDIR).
 	sp := spool.New("", spoolMemory)
-	if err := s.db.ListRecords(ctx, caller.TenantID, Collection(r), q, sp.Add); err != nil {
-		sp.Close()
+	readCtx, stop := context.WithCancel(ctx)
+	l := &Listing{s: s, caller: caller, r: r, populate: q.Populate, sp: sp, stop: stop, read: make(chan struct{})}
+	go l.fill(readCtx, q)
+	// A list that fits in the spool's memory is read completely before
+	// the answer starts, so that its failures are still error answers. A
+	// longer one is written while it is read: the writing costs no more
+	// than the reading then, and a failure later cuts the answer short,
+	// as any failure of a streamed answer does.
+	if _, err := sp.Long(); err != nil {
+		l.Close()
 		return nil, err
 	}
-	return &Listing{s: s, caller: caller, r: r, populate: q.Populate, sp: sp}, nil
+	return l, nil
 }
 
-// Close releases the listing's memory and temporary file.
-func (l *Listing) Close() error { return l.sp.Close() }
+// fill reads the records into the spool.
+func (l *Listing) fill(ctx context.Context, q *query.Query) {
+	defer close(l.read)
+	var err error
+	defer func() {
+		// Off the request's goroutine, a panic would end the process.
+		if p := recover(); p != nil {
+			err = fmt.Errorf("list read: panic: %v\n%s", p, debug.Stack())
+		}
+		l.sp.Finish(err)
+	}()
+	err = l.s.db.ListRecords(ctx, l.caller.TenantID, Collection(l.r), q, l.sp.Add)
+}
+
+// Close ends the read if it still runs and releases the listing's
+// memory and temporary file.
+func (l *Listing) Close() error {
+	l.stop()
+	<-l.read
+	return l.sp.Close()
+}
 
 // Each calls emit with each record in order, references expanded. ctx
 // bounds the look-ups of referenced records, each of which gets

@@ -47,6 +47,7 @@ func TestRoundTrip(t *testing.T) {
 			if names, _ := os.ReadDir(dir); len(names) != 0 {
 				t.Fatalf("the spool left %d names in its folder", len(names))
 			}
+			sp.Finish(nil)
 			r, err := sp.Reader()
 			if err != nil {
 				t.Fatal(err)
@@ -64,5 +65,72 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatalf("after the last record: %v, want EOF", err)
 			}
 		})
+	}
+}
+
+// A reader that starts before the writer finishes reads every record in
+// order as the writer adds them, across the spill to the file, and then
+// the writer's error.
+func TestFollow(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		err  error
+	}{{"complete", nil}, {"failed", errors.New("the database went away")}} {
+		t.Run(c.name, func(t *testing.T) {
+			sp := spool.New(t.TempDir(), 4<<10)
+			defer sp.Close()
+			const count = 20000
+			record := func(i int) []byte { return fmt.Appendf(nil, "%d:%s", i, bytes.Repeat([]byte{'x'}, i%97)) }
+			go func() {
+				for i := 0; i < count; i++ {
+					if err := sp.Add(record(i)); err != nil {
+						sp.Finish(err)
+						return
+					}
+				}
+				sp.Finish(c.err)
+			}()
+			if long, err := sp.Long(); err != nil || !long {
+				t.Fatalf("Long = %v, %v; want true (the records outgrow memory)", long, err)
+			}
+			r, err := sp.Reader()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < count; i++ {
+				got, err := r.Next()
+				if err != nil {
+					t.Fatalf("record %d: %v", i, err)
+				}
+				if want := record(i); !bytes.Equal(got, want) {
+					t.Fatalf("record %d: %.30q, want %.30q", i, got, want)
+				}
+			}
+			_, err = r.Next()
+			if want := c.err; want == nil {
+				if !errors.Is(err, io.EOF) {
+					t.Fatalf("after the last record: %v, want EOF", err)
+				}
+			} else if !errors.Is(err, want) {
+				t.Fatalf("after the last record: %v, want %v", err, want)
+			}
+		})
+	}
+}
+
+// A short sequence is complete when Long returns, with the writer's error.
+func TestShortIsComplete(t *testing.T) {
+	sp := spool.New(t.TempDir(), 1<<20)
+	defer sp.Close()
+	failure := errors.New("query failed")
+	go func() {
+		_ = sp.Add([]byte("one"))
+		sp.Finish(failure)
+	}()
+	if long, err := sp.Long(); long || !errors.Is(err, failure) {
+		t.Fatalf("Long = %v, %v; want false, %v", long, err, failure)
+	}
+	if sp.Len() != 1 {
+		t.Fatalf("Len = %d, want 1", sp.Len())
 	}
 }

@@ -63,7 +63,7 @@ func (db *DB) ResetPassword(ctx context.Context, tenantID int64, email, hash str
 	err := db.Tx(ctx, func(q Querier) error {
 		var err error
 		u, err = db.scanUser(q.QueryRowContext(ctx,
-			`SELECT tenant_id, id, email, password_hash, is_admin, `+db.dialect.docColumn()+` FROM users WHERE tenant_id = $1 AND email_key = $2`,
+			`SELECT tenant_id, id, email, password_hash, is_admin, `+db.dialect.storedDoc()+` FROM users WHERE tenant_id = $1 AND email_key = $2`,
 			tenantID, EmailKey(email)))
 		if err != nil {
 			return err

@@ -33,6 +33,9 @@ type dialect interface {
 	lock(ctx context.Context, q Querier, key string) error
 	// docColumn is how a SELECT reads the document, as JSON text.
 	docColumn() string
+	// storedDoc is docColumn for the tables records and users, which keep
+	// the text as written: reads then copy it instead of rendering it.
+	storedDoc() string
 	// forUpdate is the clause that keeps the rows a SELECT reads locked
 	// until the transaction ends.
 	forUpdate() string
@@ -113,6 +116,9 @@ func (sqliteDialect) retryable(error) bool { return false }
 func (sqliteDialect) lock(context.Context, Querier, string) error { return nil }
 
 func (sqliteDialect) docColumn() string { return "doc" }
+
+// SQLite stores the document as text already.
+func (sqliteDialect) storedDoc() string { return "doc" }
 
 // SQLite write transactions already hold the database's write lock.
 func (sqliteDialect) forUpdate() string { return "" }
@@ -207,6 +213,10 @@ func (postgresDialect) lock(ctx context.Context, q Querier, key string) error {
 
 // PostgreSQL renders jsonb as text.
 func (postgresDialect) docColumn() string { return "doc::text" }
+
+// doc_text is generated from doc by the database on every write
+// (migration 00014): the same text as doc::text, rendered once.
+func (postgresDialect) storedDoc() string { return "doc_text" }
 
 func (postgresDialect) forUpdate() string { return " FOR UPDATE" }
 

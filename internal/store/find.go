@@ -16,7 +16,7 @@ func (db *DB) FindRecords(ctx context.Context, q Querier, tenantID int64, c Coll
 	}
 	var s query.SQL
 	db.dialect.compiler().Select(&s, query.Select{
-		Columns: "id, " + db.dialect.docColumn(),
+		Columns: "id, " + db.dialect.storedDoc(),
 		Table:   c.Table,
 		Scope:   func(s *query.SQL) { c.scope(s, tenantID) },
 		Where:   where,

@@ -131,7 +131,7 @@ func (db *DB) insertNew(ctx context.Context, q Querier, tenantID int64, c Collec
 // row stays locked until the transaction ends.
 func (db *DB) GetRecord(ctx context.Context, q Querier, tenantID int64, c Collection, id int64, lock bool) (Record, error) {
 	var s query.SQL
-	s.Write("SELECT ", db.dialect.docColumn(), " FROM ", c.Table, " WHERE ")
+	s.Write("SELECT ", db.dialect.storedDoc(), " FROM ", c.Table, " WHERE ")
 	c.scope(&s, tenantID)
 	s.Write(" AND id = ", s.Arg(id))
 	if lock {
@@ -221,7 +221,7 @@ func (db *DB) RecordExists(ctx context.Context, q Querier, tenantID int64, c Col
 func (db *DB) ListRecords(ctx context.Context, tenantID int64, c Collection, q *query.Query, fn func(doc []byte) error) error {
 	var s query.SQL
 	db.dialect.compiler().Select(&s, query.Select{
-		Columns: db.dialect.docColumn(),
+		Columns: db.dialect.storedDoc(),
 		Table:   c.Table,
 		Scope:   func(s *query.SQL) { c.scope(s, tenantID) },
 		Where:   q.Where,

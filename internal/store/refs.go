@@ -17,7 +17,7 @@ func (db *DB) EachByID(ctx context.Context, tenantID int64, c Collection, ids []
 	for start := 0; start < len(ids); start += 500 {
 		chunk := ids[start:min(start+500, len(ids))]
 		var s query.SQL
-		s.Write("SELECT id, ", db.dialect.docColumn(), " FROM ", c.Table, " WHERE ")
+		s.Write("SELECT id, ", db.dialect.storedDoc(), " FROM ", c.Table, " WHERE ")
 		c.scope(&s, tenantID)
 		s.Write(" AND id IN (")
 		for i, id := range chunk {

@@ -147,14 +147,14 @@ func (db *DB) DeleteUser(ctx context.Context, q Querier, tenantID, id int64) err
 // UserByEmail finds a user of the tenant by e-mail address, ignoring case.
 func (db *DB) UserByEmail(ctx context.Context, tenantID int64, email string) (User, error) {
 	return db.scanUser(db.lookup.QueryRowContext(ctx,
-		`SELECT tenant_id, id, email, password_hash, is_admin, `+db.dialect.docColumn()+` FROM users WHERE tenant_id = $1 AND email_key = $2`,
+		`SELECT tenant_id, id, email, password_hash, is_admin, `+db.dialect.storedDoc()+` FROM users WHERE tenant_id = $1 AND email_key = $2`,
 		tenantID, EmailKey(email)))
 }
 
 // UserByID finds a user of the tenant by id.
 func (db *DB) UserByID(ctx context.Context, tenantID, id int64) (User, error) {
 	return db.scanUser(db.lookup.QueryRowContext(ctx,
-		`SELECT tenant_id, id, email, password_hash, is_admin, `+db.dialect.docColumn()+` FROM users WHERE tenant_id = $1 AND id = $2`,
+		`SELECT tenant_id, id, email, password_hash, is_admin, `+db.dialect.storedDoc()+` FROM users WHERE tenant_id = $1 AND id = $2`,
 		tenantID, id))
 }
 
