@@ -158,6 +158,9 @@ type result struct {
 	getRate               float64
 	getP50, getP99        time.Duration
 	getErrors             int64
+	// listPlainTime is the list asked for without compression.
+	listPlainTime  time.Duration
+	listPlainBytes int64
 	// The same answers served from memory by a bare handler.
 	listCeiling time.Duration
 	// listSentCeiling serves the list as the service sent it: compressed.
@@ -190,11 +193,14 @@ func runLists(ctx context.Context, n int, pgURL string, d time.Duration, cpuprof
 	}
 	fmt.Println("\nAgainst the ceiling (the same answer from memory, same client, same run):")
 	fmt.Println()
-	fmt.Println("| engine | list | ceiling | ratio | ceiling as sent (gzip) | ratio | bytes sent | peak heap growth | single GET req/s | ceiling req/s | ratio |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| engine | list, plain | ceiling | ratio | list, gzip | ceiling as sent (gzip) | ratio | bytes sent | peak heap growth | single GET req/s | ceiling req/s | ratio |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range results {
-		fmt.Printf("| %s | %s | %s | %.2f | %s | %.2f | %.2f MB | %.1f MB | %.0f | %.0f | %.2f |\n",
-			r.engine, ms(r.listTime), ms(r.listCeiling), a2b(r.listTime, r.listCeiling),
+		if r.listPlainBytes != r.listBytes {
+			fmt.Printf("(%s: the plain list has %d bytes, the decoded gzip one %d)\n", r.engine, r.listPlainBytes, r.listBytes)
+		}
+		fmt.Printf("| %s | %s | %s | %.2f | %s | %s | %.2f | %.2f MB | %.1f MB | %.0f | %.0f | %.2f |\n",
+			r.engine, ms(r.listPlainTime), ms(r.listCeiling), a2b(r.listPlainTime, r.listCeiling), ms(r.listTime),
 			ms(r.listSentCeiling), a2b(r.listTime, r.listSentCeiling), float64(r.listWireBytes)/1e6,
 			float64(r.listPeakHeap)/(1<<20), r.getRate, r.getCeilingRate, r.getRate/r.getCeilingRate)
 	}
@@ -244,10 +250,16 @@ func benchEngine(ctx context.Context, dsn string, n int, d time.Duration, cpupro
 	if err != nil {
 		return result{}, err
 	}
-	get := func(base, path string) (int64, error) {
+	// get asks for gzip, as Go's client does by itself; getPlain asks for
+	// the plain answer (Accept-Encoding: identity), the bytes the plain
+	// ceiling serves.
+	fetch := func(base, path, encoding string) (int64, error) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
 		req.Header.Set("companyurl", "bench")
 		req.Header.Set("Authorization", "Bearer "+token)
+		if encoding != "" {
+			req.Header.Set("Accept-Encoding", encoding)
+		}
 		resp, err := client.Do(req)
 		if err != nil {
 			return 0, err
@@ -259,6 +271,8 @@ func benchEngine(ctx context.Context, dsn string, n int, d time.Duration, cpupro
 		}
 		return nb, err
 	}
+	get := func(base, path string) (int64, error) { return fetch(base, path, "") }
+	getPlain := func(base, path string) (int64, error) { return fetch(base, path, "identity") }
 	r := result{engine: db.Engine()}
 
 	// The full list: the heap sampled during a first run, before the
@@ -281,9 +295,16 @@ func benchEngine(ctx context.Context, dsn string, n int, d time.Duration, cpupro
 	defer bare.Close()
 	sent := ceiling(wire)
 	defer sent.Close()
-	var times, ceilings, sentCeilings []time.Duration
+	var times, plainTimes, ceilings, sentCeilings []time.Duration
 	for i := 0; i < 7; i++ {
 		start := time.Now()
+		pb, err := getPlain(srv.URL, list)
+		plainTimes = append(plainTimes, time.Since(start))
+		if err != nil {
+			return r, err
+		}
+		r.listPlainBytes = pb
+		start = time.Now()
 		nb, err := get(srv.URL, list)
 		times = append(times, time.Since(start))
 		if err != nil {
@@ -306,6 +327,7 @@ func benchEngine(ctx context.Context, dsn string, n int, d time.Duration, cpupro
 		sentCeilings = append(sentCeilings, time.Since(start))
 	}
 	r.listTime = median(times)
+	r.listPlainTime = median(plainTimes)
 	r.listCeiling = median(ceilings)
 	r.listSentCeiling = median(sentCeilings)
 

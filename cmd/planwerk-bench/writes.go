@@ -20,7 +20,6 @@ import (
 // writeResult is one path's record creation: rate with many clients and
 // latency of a lone client.
 type writeResult struct {
-	name         string
 	rate         float64 // creates/s with the many clients
 	p50, p99     time.Duration
 	single       float64 // creates/s of one client

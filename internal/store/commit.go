@@ -65,7 +65,7 @@ type turnResult struct {
 
 func newCommitter(pool *sql.DB, maxBatch int, wait time.Duration) *committer {
 	c := &committer{pool: pool, queue: make(chan *commitJob, maxBatch), wait: wait, maxBatch: maxBatch,
-		hot: newHotStatements(), stop: make(chan struct{}), stopped: make(chan struct{})}
+		hot: newHotStatements(maxHot), stop: make(chan struct{}), stopped: make(chan struct{})}
 	go c.run()
 	return c
 }

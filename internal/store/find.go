@@ -12,7 +12,7 @@ import (
 // order, at most limit of them. Inside a transaction pass its Querier.
 func (db *DB) FindRecords(ctx context.Context, q Querier, tenantID int64, c Collection, where query.Node, limit int) ([]Record, error) {
 	if q == nil {
-		q = readQuerier{db.read}
+		q = db.read
 	}
 	var s query.SQL
 	db.dialect.compiler().Select(&s, query.Select{

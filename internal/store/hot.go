@@ -12,21 +12,23 @@ import (
 // statements of a write, that costs as much as running them. The writer
 // therefore keeps the statements it runs again and again prepared on its
 // connection: those a batch ran more than once are prepared after it
-// commits, up to maxHot of them; later batches run them as they are.
+// commits, up to maxHot of them; later batches run them as they are. The
+// read pools do the same (readPool).
 
-// maxHot bounds the prepared statements; statements whose text varies
-// (lists of values, compiled criteria) mostly stay unprepared.
+// maxHot bounds the writer's prepared statements; statements whose text
+// varies (lists of values, compiled criteria) mostly stay unprepared.
 const maxHot = 64
 
 // hotStatements are the writer's prepared statements.
 type hotStatements struct {
+	max   int // prepared statements at most
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt
 	seen  map[string]int // texts run unprepared since the last preparing
 }
 
-func newHotStatements() *hotStatements {
-	return &hotStatements{stmts: map[string]*sql.Stmt{}, seen: map[string]int{}}
+func newHotStatements(max int) *hotStatements {
+	return &hotStatements{max: max, stmts: map[string]*sql.Stmt{}, seen: map[string]int{}}
 }
 
 // lookup returns the prepared statement of query, or nil and notes that
@@ -37,7 +39,7 @@ func (h *hotStatements) lookup(query string) *sql.Stmt {
 	if s := h.stmts[query]; s != nil {
 		return s
 	}
-	if _, ok := h.seen[query]; ok || len(h.seen) < 4*maxHot {
+	if _, ok := h.seen[query]; ok || len(h.seen) < 4*h.max {
 		h.seen[query]++
 	}
 	return nil
@@ -50,7 +52,7 @@ func (h *hotStatements) prepare(pool *sql.DB) {
 	h.mu.Lock()
 	var due []string
 	for q, n := range h.seen {
-		if n > 1 && len(h.stmts)+len(due) < maxHot {
+		if n > 1 && len(h.stmts)+len(due) < h.max {
 			due = append(due, q)
 		}
 	}
@@ -76,6 +78,85 @@ func (h *hotStatements) close() {
 		_ = s.Close()
 	}
 	clear(h.stmts)
+}
+
+// stmt returns the prepared statement of query on pool, preparing it the
+// second time it is asked for (nil while it is not, or cannot be).
+// Unlike prepare, it prepares at once: a read pool's connections are never
+// all held by one transaction.
+func (h *hotStatements) stmt(ctx context.Context, pool *sql.DB, query string) *sql.Stmt {
+	h.mu.Lock()
+	if s := h.stmts[query]; s != nil {
+		h.mu.Unlock()
+		return s
+	}
+	if len(h.seen) >= 4*h.max {
+		clear(h.seen) // one-off texts must not keep the next hot one out
+	}
+	h.seen[query]++
+	due := h.seen[query] > 1 && len(h.stmts) < h.max
+	h.mu.Unlock()
+	if !due {
+		return nil
+	}
+	s, err := pool.PrepareContext(ctx, query)
+	if err != nil {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if old := h.stmts[query]; old != nil {
+		_ = s.Close()
+		return old
+	}
+	h.stmts[query] = s
+	delete(h.seen, query)
+	return s
+}
+
+// readPool is a pool of connections that read. On SQLite it keeps the
+// statements it runs again and again prepared (hot is nil elsewhere:
+// pgx keeps its own statement cache).
+type readPool struct {
+	*sql.DB
+	hot *hotStatements
+}
+
+func newReadPool(pool *sql.DB, cache bool) *readPool {
+	r := &readPool{DB: pool}
+	if cache {
+		r.hot = newHotStatements(maxHotReads)
+	}
+	return r
+}
+
+// maxHotReads bounds a read pool's prepared statements: one a resource
+// for single reads, and the lists clients repeat.
+const maxHotReads = 128
+
+func (p *readPool) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if p.hot != nil {
+		if s := p.hot.stmt(ctx, p.DB, query); s != nil {
+			return s.QueryContext(ctx, args...)
+		}
+	}
+	return p.DB.QueryContext(ctx, query, args...)
+}
+
+func (p *readPool) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if p.hot != nil {
+		if s := p.hot.stmt(ctx, p.DB, query); s != nil {
+			return s.QueryRowContext(ctx, args...)
+		}
+	}
+	return p.DB.QueryRowContext(ctx, query, args...)
+}
+
+func (p *readPool) Close() error {
+	if p.hot != nil {
+		p.hot.close()
+	}
+	return p.DB.Close()
 }
 
 // hotTx is a batch's transaction that runs prepared statements where it

@@ -49,7 +49,7 @@ func (db *DB) CheckSchema(ctx context.Context) error {
 	if !exists {
 		return fmt.Errorf("check schema: %s database was never migrated: %w", db.dialect.name(), ErrNotMigrated)
 	}
-	provider, err := db.migrations(db.read)
+	provider, err := db.migrations(db.read.DB)
 	if err != nil {
 		return fmt.Errorf("check schema: %w", err)
 	}

@@ -72,7 +72,8 @@ func readOnlyDB(ctx context.Context, d dialect, dsn string, open func() (*sql.DB
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	health.SetMaxOpenConns(1)
-	db := &DB{write: pool, read: pool, lookup: pool, health: health, dialect: d, dsn: dsn,
+	shared := newReadPool(pool, false)
+	db := &DB{write: pool, read: shared, lookup: shared, health: health, dialect: d, dsn: dsn,
 		writes: gate.New("database writes", gate.Options{Capacity: 1, PerKey: 1}),
 		reads:  gate.New("database reads", gate.Options{Capacity: 1, PerKey: 1}),
 	}

@@ -138,7 +138,7 @@ func (db *DB) GetRecord(ctx context.Context, q Querier, tenantID int64, c Collec
 		s.Write(db.dialect.forUpdate())
 	}
 	if q == nil {
-		q = readQuerier{db.read}
+		q = db.read
 	}
 	var doc string
 	err := q.QueryRowContext(ctx, s.String(), s.Args...).Scan(&doc)
@@ -151,8 +151,6 @@ func (db *DB) GetRecord(ctx context.Context, q Querier, tenantID int64, c Collec
 	return Record{ID: id, Doc: Doc(doc)}, nil
 }
 
-// readQuerier runs reads on the read pool.
-type readQuerier struct{ *sql.DB }
 
 // UpdateRecord replaces the document of a records-table record, keeping
 // its id and creation time, and returns the new document.
@@ -199,7 +197,7 @@ func (db *DB) RecordExists(ctx context.Context, q Querier, tenantID int64, c Col
 	c.scope(&s, tenantID)
 	s.Write(" AND id = ", s.Arg(id))
 	if q == nil {
-		q = readQuerier{db.read}
+		q = db.read
 	}
 	var one int
 	err := q.QueryRowContext(ctx, s.String(), s.Args...).Scan(&one)

@@ -20,7 +20,7 @@ var DefaultSettings = Settings{TimerMode: "DURATION", UseWorktime: false}
 // Querier, so the rules of a write see the settings the write commits with.
 func (db *DB) TenantSettings(ctx context.Context, q Querier, tenantID int64) (Settings, error) {
 	if q == nil {
-		q = readQuerier{db.read}
+		q = db.read
 	}
 	s := DefaultSettings
 	err := q.QueryRowContext(ctx,

@@ -50,12 +50,12 @@ type DB struct {
 	// PostgreSQL: the change notifications' listener (listen.go).
 	stopListening func()
 	listening     chan struct{}
-	write         *sql.DB // all writes and transactions
-	read          *sql.DB // plain reads; the same pool as write on PostgreSQL
+	write         *sql.DB   // all writes and transactions
+	read          *readPool // plain reads; the same pool as write on PostgreSQL
 	// lookup serves the short reads every request makes (tenant, token,
 	// user), so that clients reading long lists slowly, each holding a
 	// read connection, cannot starve authentication. SQLite only.
-	lookup *sql.DB
+	lookup *readPool
 	// health is a connection of its own for readiness checks, so that
 	// they never queue behind busy pools.
 	health *sql.DB
@@ -181,7 +181,7 @@ func openSQLite(ctx context.Context, dsn, path string, opts Options) (*DB, error
 		// most a quarter of them.
 		writes = gate.Options{Capacity: maxBatch, PerKey: maxBatch / 4, MaxQueue: 1024}
 	}
-	db := &DB{write: write, read: read, lookup: lookup, health: health, dialect: sqliteDialect{path: path}, dsn: dsn,
+	db := &DB{write: write, read: newReadPool(read, true), lookup: newReadPool(lookup, true), health: health, dialect: sqliteDialect{path: path}, dsn: dsn,
 		writes: gate.New("database writes", writes),
 		// Eight readers: list scans take at most six, the rest serve
 		// single reads. SQLite runs on this process's cores, so a tenant
@@ -218,7 +218,8 @@ func openPostgres(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	// quarter for scans (long). The last third serves lookups and single
 	// reads.
 	share := max(1, opts.PoolSize/3)
-	db := &DB{write: pool, read: pool, lookup: pool, health: health, dialect: postgresDialect{}, dsn: dsn,
+	shared := newReadPool(pool, false)
+	db := &DB{write: pool, read: shared, lookup: shared, health: health, dialect: postgresDialect{}, dsn: dsn,
 		writes: gate.New("database writes", gate.Options{Capacity: share, PerKey: max(1, share/2), MaxQueue: 1024}),
 		reads:  gate.New("database reads", gate.Options{Capacity: share, PerKey: max(1, share/4), MaxQueue: 1024}),
 	}
@@ -270,7 +271,7 @@ func (db *DB) Ping(ctx context.Context) error {
 	if err := db.write.PingContext(ctx); err != nil {
 		return fmt.Errorf("ping %s: %w", db.dialect.name(), err)
 	}
-	if db.read != db.write {
+	if db.read.DB != db.write {
 		if err := db.read.PingContext(ctx); err != nil {
 			return fmt.Errorf("ping %s readers: %w", db.dialect.name(), err)
 		}
@@ -304,7 +305,7 @@ func (db *DB) Close() error {
 		<-db.listening
 	}
 	err := errors.Join(db.write.Close(), db.health.Close())
-	if db.read != db.write {
+	if db.read.DB != db.write {
 		err = errors.Join(err, db.read.Close(), db.lookup.Close())
 	}
 	return err
@@ -312,10 +313,10 @@ func (db *DB) Close() error {
 
 // Pools names the connection pools, for monitoring.
 func (db *DB) Pools() map[string]*sql.DB {
-	if db.read == db.write {
+	if db.read.DB == db.write {
 		return map[string]*sql.DB{"planwerk_db": db.write}
 	}
-	return map[string]*sql.DB{"planwerk_db_writes": db.write, "planwerk_db_reads": db.read, "planwerk_db_lookups": db.lookup}
+	return map[string]*sql.DB{"planwerk_db_writes": db.write, "planwerk_db_reads": db.read.DB, "planwerk_db_lookups": db.lookup.DB}
 }
 
 // ExecContext, QueryContext and QueryRowContext make *DB a Querier. They

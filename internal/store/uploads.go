@@ -32,7 +32,7 @@ func scanUpload(row interface{ Scan(...any) error }) (Upload, error) {
 // UploadByID finds an upload of the tenant.
 func (db *DB) UploadByID(ctx context.Context, q Querier, tenantID, id int64) (Upload, error) {
 	if q == nil {
-		q = readQuerier{db.read}
+		q = db.read
 	}
 	u, err := scanUpload(q.QueryRowContext(ctx,
 		`SELECT `+uploadColumns+` FROM uploads WHERE tenant_id = $1 AND id = $2`, tenantID, id))
@@ -48,7 +48,7 @@ func (db *DB) UploadByID(ctx context.Context, q Querier, tenantID, id int64) (Up
 // UploadOf returns the upload of a record, or ErrNotFound.
 func (db *DB) UploadOf(ctx context.Context, q Querier, tenantID int64, model string, record int64) (Upload, error) {
 	if q == nil {
-		q = readQuerier{db.read}
+		q = db.read
 	}
 	u, err := scanUpload(q.QueryRowContext(ctx,
 		`SELECT `+uploadColumns+` FROM uploads WHERE tenant_id = $1 AND model = $2 AND record = $3`, tenantID, model, record))
@@ -65,7 +65,7 @@ func (db *DB) UploadOf(ctx context.Context, q Querier, tenantID int64, model str
 // with id except (0: none).
 func (db *DB) StorageUsed(ctx context.Context, q Querier, tenantID, except int64) (int64, error) {
 	if q == nil {
-		q = readQuerier{db.read}
+		q = db.read
 	}
 	var n sql.NullInt64
 	err := q.QueryRowContext(ctx,
