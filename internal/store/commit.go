@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -43,6 +44,7 @@ type committer struct {
 	hot     *hotStatements
 	stop    chan struct{}
 	stopped chan struct{}
+	closing sync.Once
 }
 
 // commitJob is one write's place in a batch.
@@ -70,8 +72,9 @@ func newCommitter(pool *sql.DB, maxBatch int, wait time.Duration) *committer {
 	return c
 }
 
+// close stops the committer; closing again does nothing.
 func (c *committer) close() {
-	close(c.stop)
+	c.closing.Do(func() { close(c.stop) })
 	<-c.stopped
 }
 

@@ -247,3 +247,12 @@ func TestBatchPanic(t *testing.T) {
 		t.Errorf("stored %v, want [a c]", got)
 	}
 }
+
+// TestCloseTwice: closing a database twice does not fail.
+func TestCloseTwice(t *testing.T) {
+	b := openBatchDB(t)
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_ = b.Close()
+}
