@@ -122,6 +122,9 @@ func attack(_ string, header http.Header, tr vegeta.Targeter, d time.Duration, c
 		if kinds != nil {
 			k := kindOf(res.Method, res.URL)
 			kinds[k] = append(kinds[k], res.Latency)
+			if res.Code < 200 || res.Code >= 400 {
+				fmt.Fprintf(os.Stderr, "%s: %d %s %s\n", k, res.Code, res.Error, res.Body)
+			}
 		}
 	}
 	m.Close()
@@ -176,6 +179,10 @@ func newLoadEnv(ctx context.Context, dsn, filesDir string) (*loadEnv, error) {
 	cfg.Files = filesDir
 	cfg.FileRate = 1 << 30 // the benchmark measures throughput, not the limit
 	cfg.LoginFailuresPerAddress = 1 << 30
+	// The brake holds an attempt's place while it waits for the hasher, so
+	// that guesses cannot run in parallel: the workload's sign-ins of one
+	// account from one address would wait for each other's places.
+	cfg.LoginFailuresPerAccount = 1 << 30
 	db, err := store.Open(ctx, dsn)
 	if err != nil {
 		return nil, err
