@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 
 	"planwerk/internal/query"
@@ -48,6 +49,9 @@ type dialect interface {
 	// returns the first position. Where other processes listen, it also
 	// announces that the transaction, when it commits, recorded changes.
 	claimChanges(ctx context.Context, q Querier, tenantID int64, n int, head []Change) (first int64, err error)
+	// eachDoc runs a query of one text column on pool and calls fn with
+	// each row's value, valid only during the call.
+	eachDoc(ctx context.Context, pool *readPool, query string, args []any, fn func(doc []byte) error) error
 	// insertWithNewID, when not empty, is an INSERT of a records-table
 	// record that draws the record's id itself and returns it, saving
 	// the round trip of nextID: parameters tenant, resource, document
@@ -133,6 +137,24 @@ func (sqliteDialect) claimChanges(ctx context.Context, q Querier, tenantID int64
 	}
 	first := last - int64(n) + 1
 	return first, insertChanges(ctx, q, tenantID, first, head)
+}
+
+func (sqliteDialect) eachDoc(ctx context.Context, pool *readPool, query string, args []any, fn func(doc []byte) error) error {
+	rows, err := pool.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var doc sql.RawBytes
+	for rows.Next() {
+		if err := rows.Scan(&doc); err != nil {
+			return err
+		}
+		if err := fn(doc); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // SQLite draws ids before the insert, in process.
@@ -252,6 +274,33 @@ func claimStatement(tenantID int64, n int, head []Change) (string, []any) {
 	sb.WriteString(`) AS v (n, resource, record_id, op, at, doc) RETURNING seq)
 		SELECT min(seq), pg_notify('` + changesChannel + `', '') FROM ins`)
 	return sb.String(), args
+}
+
+// PostgreSQL hands each row's bytes over as pgx read them: through
+// database/sql every row would become a string first.
+func (postgresDialect) eachDoc(ctx context.Context, pool *readPool, query string, args []any, fn func(doc []byte) error) error {
+	conn, err := pool.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("a PostgreSQL connection of %T", dc)
+		}
+		rows, err := c.Conn().Query(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := fn(rows.RawValues()[0]); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	})
 }
 
 // The record's id comes from the sequence inside the INSERT.

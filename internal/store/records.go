@@ -232,22 +232,16 @@ func (db *DB) ListRecords(ctx context.Context, tenantID int64, c Collection, q *
 		return err
 	}
 	defer release()
-	rows, err := db.read.QueryContext(ctx, s.String(), s.Args...)
-	if err != nil {
-		return fmt.Errorf("list %s: %w", c.Resource, err)
-	}
-	defer rows.Close()
-	var doc sql.RawBytes
-	for rows.Next() {
-		if err := rows.Scan(&doc); err != nil {
-			return fmt.Errorf("list %s: %w", c.Resource, err)
-		}
+	var failed error // fn's own error, passed on unwrapped
+	err = db.dialect.eachDoc(ctx, db.read, s.String(), s.Args, func(doc []byte) error {
 		if err := fn(doc); err != nil {
+			failed = err
 			return err
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil && failed == nil {
 		return fmt.Errorf("list %s: %w", c.Resource, err)
 	}
-	return nil
+	return err
 }
