@@ -41,6 +41,9 @@ type committer struct {
 	maxBatch int
 	// observe learns the size of each committed batch; may be nil.
 	observe func(writes int)
+	// changed is called after a commit that recorded changes (it wakes
+	// the feed's waiters), whether or not their requests still listen.
+	changed func()
 	hot     *hotStatements
 	stop    chan struct{}
 	stopped chan struct{}
@@ -61,12 +64,13 @@ type turnGrant struct {
 }
 
 type turnResult struct {
-	kept   bool // the write's work stays in the transaction
-	broken bool // the transaction can no longer be used
+	kept    bool // the write's work stays in the transaction
+	broken  bool // the transaction can no longer be used
+	changed bool // the write recorded changes for the feed
 }
 
-func newCommitter(pool *sql.DB, maxBatch int, wait time.Duration) *committer {
-	c := &committer{pool: pool, queue: make(chan *commitJob, maxBatch), wait: wait, maxBatch: maxBatch,
+func newCommitter(pool *sql.DB, maxBatch int, wait time.Duration, changed func()) *committer {
+	c := &committer{pool: pool, queue: make(chan *commitJob, maxBatch), wait: wait, maxBatch: maxBatch, changed: changed,
 		hot: newHotStatements(maxHot), stop: make(chan struct{}), stopped: make(chan struct{})}
 	go c.run()
 	return c
@@ -104,7 +108,7 @@ func (c *committer) batch(first *commitJob, last int) int {
 		return 0
 	}
 	var kept []*commitJob
-	broken := false
+	broken, changed := false, false
 	size := 0
 	give := func(j *commitJob) {
 		size++
@@ -114,6 +118,7 @@ func (c *committer) batch(first *commitJob, last int) int {
 		r := <-j.done
 		if r.kept {
 			kept = append(kept, j)
+			changed = changed || r.changed
 		}
 		broken = broken || r.broken
 	}
@@ -150,8 +155,13 @@ func (c *committer) batch(first *commitJob, last int) int {
 	err = tx.Commit()
 	if err != nil {
 		err = fmt.Errorf("commit: %w", err)
-	} else if c.observe != nil {
-		c.observe(len(kept))
+	} else {
+		if c.observe != nil {
+			c.observe(len(kept))
+		}
+		if changed {
+			c.changed()
+		}
 	}
 	for _, j := range kept {
 		j.result <- err
@@ -216,26 +226,22 @@ func (db *DB) groupTx(ctx context.Context, fn func(q Querier) error) error {
 	if g.err != nil {
 		return g.err
 	}
-	changed, err := db.turn(ctx, hotTx{Tx: g.tx, hot: c.hot}, j, fn)
-	if err != nil {
+	if err := db.turn(ctx, hotTx{Tx: g.tx, hot: c.hot}, j, fn); err != nil {
 		return err
 	}
 	select {
-	case err = <-j.result:
+	case err := <-j.result:
+		return err
 	case <-ctx.Done():
 		// The batch may still commit; the request is told it did not
 		// hear, never that it failed or succeeded.
 		return fmt.Errorf("wait for the commit: %w", ctx.Err())
 	}
-	if err == nil && changed {
-		db.signal.fire()
-	}
-	return err
 }
 
 // turn runs fn inside a savepoint of the batch's transaction and reports
 // to the committer when it is done, whatever happens (a panic included).
-func (db *DB) turn(ctx context.Context, tx hotTx, j *commitJob, fn func(q Querier) error) (changed bool, err error) {
+func (db *DB) turn(ctx context.Context, tx hotTx, j *commitJob, fn func(q Querier) error) (err error) {
 	var r turnResult
 	defer func() { j.done <- r }()
 	// Savepoint statements run whether or not the request is still there:
@@ -243,7 +249,7 @@ func (db *DB) turn(ctx context.Context, tx hotTx, j *commitJob, fn func(q Querie
 	keep := context.WithoutCancel(ctx)
 	if _, err := tx.ExecContext(keep, `SAVEPOINT write`); err != nil {
 		r.broken = true
-		return false, fmt.Errorf("begin write: %w", err)
+		return fmt.Errorf("begin write: %w", err)
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -258,14 +264,14 @@ func (db *DB) turn(ctx context.Context, tx hotTx, j *commitJob, fn func(q Querie
 	}
 	if err != nil {
 		r.broken = !undo(keep, tx)
-		return false, err
+		return err
 	}
 	if _, err := tx.ExecContext(keep, `RELEASE write`); err != nil {
 		r.broken = true
-		return false, fmt.Errorf("end write: %w", err)
+		return fmt.Errorf("end write: %w", err)
 	}
-	r.kept = true
-	return len(tenants) > 0, nil
+	r.kept, r.changed = true, len(tenants) > 0
+	return nil
 }
 
 // undo rolls a write back to its savepoint and reports whether the

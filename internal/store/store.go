@@ -194,7 +194,7 @@ func openSQLite(ctx context.Context, dsn, path string, opts Options) (*DB, error
 		return nil, err
 	}
 	if opts.GroupCommit {
-		db.committer = newCommitter(write, maxBatch, opts.CommitWait)
+		db.committer = newCommitter(write, maxBatch, opts.CommitWait, db.signal.fire)
 	}
 	return db, nil
 }
