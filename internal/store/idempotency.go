@@ -41,14 +41,14 @@ func (db *DB) ClaimIdempotencyKey(ctx context.Context, k IdempotencyKey, holder 
 	var state string
 	err := db.single(ctx, func(q Querier) error {
 		return q.QueryRowContext(ctx,
-		`INSERT INTO idempotency_keys (tenant_id, user_id, key, state, holder, created_at, locked_until, expires_at)
-		 VALUES ($1, $2, $3, 'running', $4, $5, $6, $7)
-		 ON CONFLICT (tenant_id, user_id, key) DO UPDATE
-		    SET state = 'running', holder = excluded.holder, fingerprint = NULL, status = NULL, headers = NULL, body = NULL,
-		        created_at = excluded.created_at, locked_until = excluded.locked_until, expires_at = excluded.expires_at
-		  WHERE idempotency_keys.expires_at <= $5
-		     OR (idempotency_keys.state = 'running' AND idempotency_keys.locked_until <= $5)
-		 RETURNING state`,
+			`INSERT INTO idempotency_keys (tenant_id, user_id, key, state, holder, created_at, locked_until, expires_at)
+			 VALUES ($1, $2, $3, 'running', $4, $5, $6, $7)
+			 ON CONFLICT (tenant_id, user_id, key) DO UPDATE
+			    SET state = 'running', holder = excluded.holder, fingerprint = NULL, status = NULL, headers = NULL, body = NULL,
+			        created_at = excluded.created_at, locked_until = excluded.locked_until, expires_at = excluded.expires_at
+			  WHERE idempotency_keys.expires_at <= $5
+			     OR (idempotency_keys.state = 'running' AND idempotency_keys.locked_until <= $5)
+			 RETURNING state`,
 			k.TenantID, k.UserID, k.Key, holder, now.UnixMilli(), now.Add(lease).UnixMilli(), now.Add(keep).UnixMilli()).Scan(&state)
 	})
 	if errors.Is(err, sql.ErrNoRows) {

@@ -151,7 +151,6 @@ func (db *DB) GetRecord(ctx context.Context, q Querier, tenantID int64, c Collec
 	return Record{ID: id, Doc: Doc(doc)}, nil
 }
 
-
 // UpdateRecord replaces the document of a records-table record, keeping
 // its id and creation time, and returns the new document.
 func (db *DB) UpdateRecord(ctx context.Context, q Querier, tenantID int64, c Collection, id int64, createdAt string, doc map[string]any) (Doc, error) {
