@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -183,30 +184,57 @@ func oldestChanges(ctx context.Context, q Querier, before string) (through map[i
 
 // PurgeDeliveries keeps each webhook's newest keep finished deliveries and
 // deletes the older ones. It visits the webhooks, in key order and
-// purgeWebhooks at a time, not the tenants: most tenants have none.
+// purgeWebhooks at a time, not the tenants: most tenants have none. A run
+// cut short (its budget, a fault) leaves a mark, and the next run of this
+// process goes on from there, so that with more webhooks than one run
+// reaches every one is still trimmed in turn; at the end the mark goes
+// back to the first.
 func (db *DB) PurgeDeliveries(ctx context.Context, keep int) error {
-	var after webhookKey
+	after := db.deliveriesMark.get()
 	var done int64
 	for {
 		if ctx.Err() != nil {
+			db.deliveriesMark.set(after)
 			return errPurgeCut(ctx, "deliveries", done)
 		}
 		keys, err := db.webhookKeys(ctx, after)
 		if err != nil {
+			db.deliveriesMark.set(after)
 			return fmt.Errorf("purge deliveries: %w", err)
 		}
 		if len(keys) > 0 {
 			n, err := db.trimDeliveries(ctx, keys, keep)
 			done += n
 			if err != nil {
+				db.deliveriesMark.set(after)
 				return fmt.Errorf("purge deliveries: %w", err)
 			}
 		}
 		if len(keys) < purgeWebhooks {
+			db.deliveriesMark.set(webhookKey{})
 			return nil
 		}
 		after = keys[len(keys)-1]
 	}
+}
+
+// purgeMark is where the next deliveries purge of this process starts:
+// a cache of progress, which a restart only sets back to the start.
+type purgeMark struct {
+	mu  sync.Mutex
+	key webhookKey
+}
+
+func (m *purgeMark) get() webhookKey {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.key
+}
+
+func (m *purgeMark) set(k webhookKey) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.key = k
 }
 
 // webhookKey is a webhook's primary key.
