@@ -28,6 +28,10 @@ import (
 // neighbour's fault: it runs again.
 var errBatchAborted = errors.New("the batch of writes this one was part of was rolled back")
 
+// errClosed is a write that came after the database was closed (the
+// service is shutting down): unavailable, like a lost connection.
+var errClosed = fmt.Errorf("the database is closed: %w", sql.ErrConnDone)
+
 // committer runs the batches of a write pool of one connection.
 type committer struct {
 	pool *sql.DB
@@ -213,7 +217,7 @@ func (db *DB) groupTx(ctx context.Context, fn func(q Querier) error) error {
 	case <-ctx.Done():
 		return fmt.Errorf("wait for the writer: %w", ctx.Err())
 	case <-c.stopped:
-		return errors.New("the database is closed")
+		return errClosed
 	}
 	var g turnGrant
 	select {
@@ -221,7 +225,7 @@ func (db *DB) groupTx(ctx context.Context, fn func(q Querier) error) error {
 	case <-ctx.Done():
 		return fmt.Errorf("wait for the writer: %w", ctx.Err())
 	case <-c.stopped:
-		return errors.New("the database is closed")
+		return errClosed
 	}
 	if g.err != nil {
 		return g.err

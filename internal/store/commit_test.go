@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"planwerk/internal/fault"
 )
 
 // The batches of group commit are made deterministic here: the first
@@ -255,4 +257,15 @@ func TestCloseTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = b.Close()
+}
+
+// TestWriteAfterClose: a write after the database closed is refused as a
+// database fault (503 with Retry-After), not as an internal error.
+func TestWriteAfterClose(t *testing.T) {
+	b := openBatchDB(t)
+	b.Close()
+	err := b.Tx(context.Background(), func(q Querier) error { return mark(context.Background(), q, "late") })
+	if _, ok := fault.As(Fault(err)); !ok {
+		t.Fatalf("write after close: %v, want a database fault", err)
+	}
 }
