@@ -46,7 +46,7 @@ func runLoad(ctx context.Context, pgURL string, d time.Duration, clients int) er
 		m    *vegeta.Metrics
 	}
 	var rows []row
-	ceiling := attack(bare.URL+"/", nil, func(t *vegeta.Target) error {
+	ceiling := attack(nil, nil, func(t *vegeta.Target) error {
 		t.Method, t.URL = http.MethodGet, bare.URL+"/v1/project-days/7"
 		return nil
 	}, d, clients)
@@ -66,19 +66,18 @@ func runLoad(ctx context.Context, pgURL string, d time.Duration, clients int) er
 		if err != nil {
 			return err
 		}
-		get := attack(env.url, env.header, func(t *vegeta.Target) error {
+		get := attack(nil, env.header, func(t *vegeta.Target) error {
 			t.Method, t.URL = http.MethodGet, env.url+"/v1/project-days/"+env.dayID
 			return nil
 		}, d, clients)
 		rows = append(rows, row{env.engine + ": GET /v1/project-days/{id}", get})
-		kinds = map[string][]time.Duration{}
-		mixed := attack(env.url, env.header, env.mixed(), d, clients)
+		kinds := map[string][]time.Duration{}
+		mixed := attack(kinds, env.header, env.mixed(), d, clients)
 		rows = append(rows, row{env.engine + ": mixed workload", mixed})
 		byKind = append(byKind, struct {
 			name string
 			lat  map[string][]time.Duration
 		}{env.engine + ": mixed workload", kinds})
-		kinds = nil
 		env.close()
 	}
 
@@ -98,8 +97,9 @@ func runLoad(ctx context.Context, pgURL string, d time.Duration, clients int) er
 	return nil
 }
 
-// attack runs clients workers as fast as they go for d.
-func attack(_ string, header http.Header, tr vegeta.Targeter, d time.Duration, clients int) *vegeta.Metrics {
+// attack runs clients workers as fast as they go for d; kinds, when not
+// nil, collects the latencies by kind of request.
+func attack(kinds map[string][]time.Duration, header http.Header, tr vegeta.Targeter, d time.Duration, clients int) *vegeta.Metrics {
 	wrapped := func(t *vegeta.Target) error {
 		if err := tr(t); err != nil {
 			return err
@@ -130,10 +130,6 @@ func attack(_ string, header http.Header, tr vegeta.Targeter, d time.Duration, c
 	m.Close()
 	return &m
 }
-
-// kinds collects the latencies of a workload's requests by kind, when
-// not nil.
-var kinds map[string][]time.Duration
 
 // kindOf names the kind of a mixed workload's request.
 func kindOf(method, u string) string {

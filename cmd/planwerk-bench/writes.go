@@ -40,17 +40,15 @@ func runWrites(ctx context.Context, pgURL string, d time.Duration, clients int) 
 	defer cleanup()
 	var results []writeResult
 	for i, dsn := range dsns {
-		modes := []struct {
+		type mode struct {
 			name string
 			opts store.Options
-		}{{"as served", store.DefaultOptions()}}
+		}
+		modes := []mode{{"as served", store.DefaultOptions()}}
 		if strings.HasPrefix(dsn, "sqlite:") {
 			alone := store.DefaultOptions()
 			alone.GroupCommit = false
-			modes = []struct {
-				name string
-				opts store.Options
-			}{{"commit per request", alone}, {"group commit", store.DefaultOptions()}}
+			modes = []mode{{"commit per request", alone}, {"group commit", store.DefaultOptions()}}
 		}
 		for j, m := range modes {
 			// Each mode on a database of its own, so that neither

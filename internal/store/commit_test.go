@@ -105,6 +105,35 @@ func (b *batchDB) queued(t *testing.T, n int) {
 	}
 }
 
+// behind starts a write of fn and waits until it is the n-th write queued
+// behind the one holding its turn; it returns the write's outcome.
+func (b *batchDB) behind(t *testing.T, ctx context.Context, n int, fn func(q Querier) error) <-chan error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- b.Tx(ctx, fn) }()
+	b.queued(t, n)
+	return done
+}
+
+// markC is a write that marks "c".
+func markC(q Querier) error { return mark(context.Background(), q, "c") }
+
+// release lets the first write go on and checks that it and the third
+// (marking "c") committed, and nothing else of the batch did.
+func (b *batchDB) release(t *testing.T, release chan struct{}, first, third <-chan error) {
+	t.Helper()
+	close(release)
+	if err := <-first; err != nil {
+		t.Errorf("first write: %v", err)
+	}
+	if err := <-third; err != nil {
+		t.Errorf("third write: %v", err)
+	}
+	if got := b.marks(t); !slices.Equal(got, []string{"a", "c"}) {
+		t.Errorf("stored %v, want [a c]", got)
+	}
+}
+
 // TestBatchNeighbours: of three writes in one batch, the one that fails
 // is rolled back alone; the other two commit together, in one commit.
 func TestBatchNeighbours(t *testing.T) {
@@ -113,31 +142,16 @@ func TestBatchNeighbours(t *testing.T) {
 	release := make(chan struct{})
 	first, _ := b.holdFirst(t, release)
 	failing := errors.New("refused")
-	errB := make(chan error, 1)
-	go func() {
-		errB <- b.Tx(ctx, func(q Querier) error {
-			if err := mark(ctx, q, "b"); err != nil {
-				return err
-			}
-			return failing
-		})
-	}()
-	b.queued(t, 1)
-	errC := make(chan error, 1)
-	go func() { errC <- b.Tx(ctx, func(q Querier) error { return mark(ctx, q, "c") }) }()
-	b.queued(t, 2)
-	close(release)
-	if err := <-first; err != nil {
-		t.Errorf("first write: %v", err)
-	}
+	errB := b.behind(t, ctx, 1, func(q Querier) error {
+		if err := mark(ctx, q, "b"); err != nil {
+			return err
+		}
+		return failing
+	})
+	errC := b.behind(t, ctx, 2, markC)
+	b.release(t, release, first, errC)
 	if err := <-errB; !errors.Is(err, failing) {
 		t.Errorf("failing write: %v, want its own error", err)
-	}
-	if err := <-errC; err != nil {
-		t.Errorf("third write: %v", err)
-	}
-	if got := b.marks(t); !slices.Equal(got, []string{"a", "c"}) {
-		t.Errorf("stored %v, want [a c]", got)
 	}
 	if got := b.sizes(); !slices.Equal(got, []int{2}) {
 		t.Errorf("batches %v, want one of 2 writes", got)
@@ -152,35 +166,20 @@ func TestBatchBroken(t *testing.T) {
 	ctx := context.Background()
 	release := make(chan struct{})
 	first, runs := b.holdFirst(t, release)
-	errB := make(chan error, 1)
-	go func() {
-		errB <- b.Tx(ctx, func(q Querier) error {
-			// Ends the batch's transaction under everyone's feet.
-			if _, err := q.ExecContext(ctx, `ROLLBACK`); err != nil {
-				return err
-			}
-			return errors.New("broke the transaction")
-		})
-	}()
-	b.queued(t, 1)
-	errC := make(chan error, 1)
-	go func() { errC <- b.Tx(ctx, func(q Querier) error { return mark(ctx, q, "c") }) }()
-	b.queued(t, 2)
-	close(release)
-	if err := <-first; err != nil {
-		t.Errorf("first write: %v", err)
-	}
+	errB := b.behind(t, ctx, 1, func(q Querier) error {
+		// Ends the batch's transaction under everyone's feet.
+		if _, err := q.ExecContext(ctx, `ROLLBACK`); err != nil {
+			return err
+		}
+		return errors.New("broke the transaction")
+	})
+	errC := b.behind(t, ctx, 2, markC)
+	b.release(t, release, first, errC)
 	if *runs != 2 {
 		t.Errorf("first write ran %d times, want 2 (once more after the batch was rolled back)", *runs)
 	}
 	if err := <-errB; err == nil {
 		t.Error("the breaking write succeeded")
-	}
-	if err := <-errC; err != nil {
-		t.Errorf("third write: %v", err)
-	}
-	if got := b.marks(t); !slices.Equal(got, []string{"a", "c"}) {
-		t.Errorf("stored %v, want [a c]", got)
 	}
 }
 
@@ -192,26 +191,13 @@ func TestBatchLeftWaiting(t *testing.T) {
 	release := make(chan struct{})
 	first, _ := b.holdFirst(t, release)
 	gone, cancel := context.WithCancel(ctx)
-	errB := make(chan error, 1)
-	go func() { errB <- b.Tx(gone, func(q Querier) error { return mark(ctx, q, "b") }) }()
-	b.queued(t, 1)
-	errC := make(chan error, 1)
-	go func() { errC <- b.Tx(ctx, func(q Querier) error { return mark(ctx, q, "c") }) }()
-	b.queued(t, 2)
+	errB := b.behind(t, gone, 1, func(q Querier) error { return mark(ctx, q, "b") })
+	errC := b.behind(t, ctx, 2, markC)
 	cancel()
 	if err := <-errB; !errors.Is(err, context.Canceled) {
 		t.Errorf("abandoned write: %v, want context.Canceled", err)
 	}
-	close(release)
-	if err := <-first; err != nil {
-		t.Errorf("first write: %v", err)
-	}
-	if err := <-errC; err != nil {
-		t.Errorf("third write: %v", err)
-	}
-	if got := b.marks(t); !slices.Equal(got, []string{"a", "c"}) {
-		t.Errorf("stored %v, want [a c]", got)
-	}
+	b.release(t, release, first, errC)
 }
 
 // TestBatchPanic: a write that panics is rolled back alone and the
@@ -232,21 +218,10 @@ func TestBatchPanic(t *testing.T) {
 		})
 	}()
 	b.queued(t, 1)
-	errC := make(chan error, 1)
-	go func() { errC <- b.Tx(ctx, func(q Querier) error { return mark(ctx, q, "c") }) }()
-	b.queued(t, 2)
-	close(release)
-	if err := <-first; err != nil {
-		t.Errorf("first write: %v", err)
-	}
+	errC := b.behind(t, ctx, 2, markC)
+	b.release(t, release, first, errC)
 	if p := <-recovered; p != "boom" {
 		t.Errorf("recovered %v, want the write's panic", p)
-	}
-	if err := <-errC; err != nil {
-		t.Errorf("third write: %v", err)
-	}
-	if got := b.marks(t); !slices.Equal(got, []string{"a", "c"}) {
-		t.Errorf("stored %v, want [a c]", got)
 	}
 }
 

@@ -308,13 +308,8 @@ func (s *Service) Update(ctx context.Context, caller auth.Principal, id int64, i
 	var w store.Webhook
 	err := s.db.Tx(ctx, func(q store.Querier) error {
 		var err error
-		if w, err = s.db.LockWebhook(ctx, q, caller.TenantID, id); err != nil {
+		if w, err = s.lockChecked(ctx, q, caller.TenantID, id, check); err != nil {
 			return err
-		}
-		if check != nil {
-			if err := check(w); err != nil {
-				return err
-			}
 		}
 		if err := s.parse(input, &w, true); err != nil {
 			return err
@@ -336,17 +331,27 @@ func (s *Service) Delete(ctx context.Context, caller auth.Principal, id int64, c
 	var w store.Webhook
 	err := s.db.Tx(ctx, func(q store.Querier) error {
 		var err error
-		if w, err = s.db.LockWebhook(ctx, q, caller.TenantID, id); err != nil {
+		if w, err = s.lockChecked(ctx, q, caller.TenantID, id, check); err != nil {
 			return err
-		}
-		if check != nil {
-			if err := check(w); err != nil {
-				return err
-			}
 		}
 		return s.db.DeleteWebhook(ctx, q, caller.TenantID, id)
 	})
 	return w, err
+}
+
+// lockChecked locks the tenant's webhook id for the rest of the write and
+// runs check (when given) on it as it is.
+func (s *Service) lockChecked(ctx context.Context, q store.Querier, tenantID, id int64, check Check) (store.Webhook, error) {
+	w, err := s.db.LockWebhook(ctx, q, tenantID, id)
+	if err != nil {
+		return store.Webhook{}, err
+	}
+	if check != nil {
+		if err := check(w); err != nil {
+			return store.Webhook{}, err
+		}
+	}
+	return w, nil
 }
 
 // Deliveries returns a webhook's newest deliveries. Admins only.
