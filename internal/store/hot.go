@@ -21,8 +21,8 @@ const maxHot = 64
 
 // hotStatements are the writer's prepared statements.
 type hotStatements struct {
-	max   int // prepared statements at most
-	mu    sync.Mutex
+	max   int          // prepared statements at most
+	mu    sync.RWMutex // read-locked on the hot path: a prepared statement's lookup
 	stmts map[string]*sql.Stmt
 	seen  map[string]int // texts run unprepared since the last preparing
 }
@@ -85,6 +85,12 @@ func (h *hotStatements) close() {
 // Unlike prepare, it prepares at once: a read pool's connections are never
 // all held by one transaction.
 func (h *hotStatements) stmt(ctx context.Context, pool *sql.DB, query string) *sql.Stmt {
+	h.mu.RLock()
+	s := h.stmts[query]
+	h.mu.RUnlock()
+	if s != nil {
+		return s
+	}
 	h.mu.Lock()
 	if s := h.stmts[query]; s != nil {
 		h.mu.Unlock()
