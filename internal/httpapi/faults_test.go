@@ -264,17 +264,24 @@ func TestFileStoreFaults(t *testing.T) {
 			t.Fatalf("upload: %d %s", status, raw)
 		}
 		keptID := getUploadID(t, c, kept)
+		// acked: each acknowledged upload, when it was sent and when its
+		// answer came.
+		type ack struct {
+			id         int64
+			sent, came time.Time
+		}
 		var mu sync.Mutex
-		var uploads []int64
+		var acked []ack
 		data := bytes.Repeat([]byte("planwerk"), 4096)
 		l := startLoad(t, 2, func(l *load) outcome {
 			ct, body := uploadBody(t, data)
+			sent := time.Now()
 			o, raw := l.send("upload", c.With("Content-Type", ct), http.MethodPost, fmt.Sprintf("/v1/files/upload/expense/%d?delete_others=1", exp), body)
 			if o.status == http.StatusCreated {
 				var up struct{ ID int64 }
 				_ = json.Unmarshal(raw, &up)
 				mu.Lock()
-				uploads = append(uploads, up.ID)
+				acked = append(acked, ack{up.ID, sent, time.Now()})
 				mu.Unlock()
 			}
 			return o
@@ -305,13 +312,27 @@ func TestFileStoreFaults(t *testing.T) {
 			l.waitFor(t, true, 5, "no recovery after the file store was "+f.name)
 		}
 		l.finish(t, "file_store_unavailable", 2*time.Second+30*time.Second)
-		// The last acknowledged upload is the record's file, and it downloads.
+		// The record's file is an acknowledged upload that no acknowledged
+		// upload sent after its answer replaced: the last one, of the two
+		// writers' last two when they overlapped (both may commit in one
+		// batch, and their answers come in either order).
 		mu.Lock()
-		last := uploads[len(uploads)-1]
-		mu.Unlock()
+		defer mu.Unlock()
 		got := getUploadID(t, c, exp)
-		if got != last {
-			t.Errorf("the expense's upload is %d, want the last acknowledged %d", got, last)
+		var won *ack
+		for i := range acked {
+			if acked[i].id == got {
+				won = &acked[i]
+			}
+		}
+		if won == nil {
+			t.Errorf("the expense's upload is %d, not an acknowledged one", got)
+		} else {
+			for _, a := range acked {
+				if a.sent.After(won.came) {
+					t.Errorf("the expense's upload is %d, answered before upload %d was sent, which was acknowledged too", got, a.id)
+				}
+			}
 		}
 		if raw := c.Download(t, keptID); !bytes.Equal(raw, keptData) {
 			t.Errorf("the kept file after the faults: %q", raw)
