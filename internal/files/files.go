@@ -58,7 +58,7 @@ type Config struct {
 type Store interface {
 	store.Querier
 	Tx(ctx context.Context, fn func(q store.Querier) error) error
-	Lock(ctx context.Context, q store.Querier, key string) error
+	Lock(ctx context.Context, q store.Querier, tenantID int64, key string) error
 	NewID(ctx context.Context, q store.Querier, tenantID int64) (int64, error)
 	UploadByID(ctx context.Context, q store.Querier, tenantID, id int64) (store.Upload, error)
 	UploadOf(ctx context.Context, q store.Querier, tenantID int64, model string, record int64) (store.Upload, error)
@@ -269,7 +269,7 @@ func (s *Service) commit(ctx context.Context, sl slot, up *store.Upload) (*store
 	defer cancel()
 	err := s.db.Tx(ctx, func(tx store.Querier) error {
 		// One writer per tenant at a time: the storage check holds.
-		if err := s.db.Lock(ctx, tx, fmt.Sprintf("storage:%d", sl.tenant)); err != nil {
+		if err := s.db.Lock(ctx, tx, sl.tenant, "storage"); err != nil {
 			return err
 		}
 		var err error

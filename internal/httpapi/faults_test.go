@@ -152,7 +152,7 @@ func viaProxy(t *testing.T, dsn, addr string) string {
 // /readyz says so within a second, the service recovers without a
 // restart, and every acknowledged write is there afterwards.
 func TestDatabaseFaults(t *testing.T) {
-	pg := testenv.NewProxy(t, "127.0.0.1:5432")
+	pg := testenv.NewProxy(t, testenv.PostgresAddr(t))
 	dsn := viaProxy(t, testenv.DSN(t, testenv.Backend{Name: "postgres"}), pg.Addr)
 	log := &testenv.SyncBuffer{}
 	t.Cleanup(func() {

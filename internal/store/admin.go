@@ -21,9 +21,11 @@ type TenantSummary struct {
 func (db *DB) ListTenants(ctx context.Context) ([]TenantSummary, error) {
 	rows, err := db.read.QueryContext(ctx, `
 		SELECT t.id, t.slug, t.name, t.storage_bytes, t.created_at,
-		       (SELECT COUNT(*) FROM users u WHERE u.tenant_id = t.id),
-		       (SELECT COALESCE(SUM(size), 0) FROM uploads f WHERE f.tenant_id = t.id)
-		  FROM tenants t ORDER BY t.slug`)
+		       COALESCE(u.n, 0), COALESCE(f.bytes, 0)
+		  FROM tenants t
+		  LEFT JOIN (SELECT tenant_id, COUNT(*) AS n FROM users GROUP BY tenant_id) u ON u.tenant_id = t.id
+		  LEFT JOIN (SELECT tenant_id, SUM(size) AS bytes FROM uploads GROUP BY tenant_id) f ON f.tenant_id = t.id
+		 ORDER BY t.slug`)
 	if err != nil {
 		return nil, fmt.Errorf("list tenants: %w", err)
 	}

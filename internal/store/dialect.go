@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -30,8 +31,12 @@ type dialect interface {
 	uniqueViolation(err error) bool
 	// retryable reports whether a transaction failing with err may be run again.
 	retryable(err error) bool
-	// lock serialises transactions that use the same key until they end.
-	lock(ctx context.Context, q Querier, key string) error
+	// lock serialises transactions that use the same key of the tenant
+	// until they end.
+	lock(ctx context.Context, q Querier, tenantID int64, key string) error
+	// crossTenantRead prepares the transaction q for a read across all
+	// tenants that the transaction follows with writes.
+	crossTenantRead(ctx context.Context, q Querier) error
 	// docColumn is how a SELECT reads the document, as JSON text.
 	docColumn() string
 	// storedDoc is docColumn for the tables records and users, which keep
@@ -117,7 +122,10 @@ func (sqliteDialect) uniqueViolation(err error) bool {
 func (sqliteDialect) retryable(error) bool { return false }
 
 // SQLite write transactions already exclude each other.
-func (sqliteDialect) lock(context.Context, Querier, string) error { return nil }
+func (sqliteDialect) lock(context.Context, Querier, int64, string) error { return nil }
+
+// One database file holds every tenant.
+func (sqliteDialect) crossTenantRead(context.Context, Querier) error { return nil }
 
 func (sqliteDialect) docColumn() string { return "doc" }
 
@@ -179,8 +187,35 @@ func (d sqliteDialect) migrationLock(context.Context, *sql.DB) (func(), error) {
 
 func (d sqliteDialect) file() (string, bool) { return d.path, true }
 
-// postgresDialect is PostgreSQL's.
-type postgresDialect struct{}
+// postgresDialect is PostgreSQL's, plain or distributed by Citus.
+type postgresDialect struct {
+	// citus is set when the database has the citus extension: its tables
+	// are then spread over nodes (migration 00016), and the few statements
+	// a distributed plan cannot run as written take another form.
+	citus bool
+}
+
+// detectCitus reports whether the database pool reaches has the citus
+// extension, and refuses a Citus node other than the coordinator: it is
+// the cluster's one entry point (decisions: "Citus: the coordinator is
+// the entry point").
+func detectCitus(ctx context.Context, pool *sql.DB) (bool, error) {
+	var citus bool
+	if err := pool.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')`).Scan(&citus); err != nil {
+		return false, fmt.Errorf("look for citus: %w", err)
+	}
+	if !citus {
+		return false, nil
+	}
+	var coordinator bool
+	if err := pool.QueryRowContext(ctx, `SELECT citus_is_coordinator()`).Scan(&coordinator); err != nil {
+		return false, fmt.Errorf("look for citus: %w", err)
+	}
+	if !coordinator {
+		return false, errors.New("this database is a Citus worker: connect to the Citus coordinator")
+	}
+	return true, nil
+}
 
 func (postgresDialect) name() string { return "postgres" }
 
@@ -226,9 +261,36 @@ func (postgresDialect) retryable(err error) bool {
 	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
 }
 
-func (postgresDialect) lock(ctx context.Context, q Querier, key string) error {
-	if _, err := q.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
+// A lock is the tenant's row of the key in locks (migration 00016),
+// written so that it stays locked until the transaction ends: a row lock
+// holds across a Citus cluster, where an advisory lock would hold only on
+// the node that took it. The first use of a key makes its row.
+func (postgresDialect) lock(ctx context.Context, q Querier, tenantID int64, key string) error {
+	if _, err := q.ExecContext(ctx,
+		`INSERT INTO locks (tenant_id, key) VALUES ($1, $2) ON CONFLICT (tenant_id, key) DO UPDATE SET key = EXCLUDED.key`,
+		tenantID, lockKey(key)); err != nil {
 		return fmt.Errorf("lock %q: %w", key, err)
+	}
+	return nil
+}
+
+// lockKey is the 64-bit FNV-1a hash of a lock's name.
+func lockKey(name string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return int64(h.Sum64())
+}
+
+// Citus reads a distributed table in parallel, over several connections
+// to each node, and then refuses writes to a reference table in the same
+// transaction (it could not see them from every connection). Sequential
+// mode reads over one connection a node.
+func (d postgresDialect) crossTenantRead(ctx context.Context, q Querier) error {
+	if !d.citus {
+		return nil
+	}
+	if _, err := q.ExecContext(ctx, `SET LOCAL citus.multi_shard_modify_mode TO 'sequential'`); err != nil {
+		return fmt.Errorf("cross-tenant read: %w", err)
 	}
 	return nil
 }
@@ -244,36 +306,72 @@ func (postgresDialect) forUpdate() string { return " FOR UPDATE" }
 
 // PostgreSQL does it in one statement, one round trip: positions, rows
 // and notification (sent at commit, once however many statements ask).
-func (postgresDialect) claimChanges(ctx context.Context, q Querier, tenantID int64, n int, head []Change) (int64, error) {
-	query, args := claimStatement(tenantID, n, head)
+// On Citus, in the three statements of claimStatements.
+func (d postgresDialect) claimChanges(ctx context.Context, q Querier, tenantID int64, n int, head []Change) (int64, error) {
+	stmts := d.claimStatements(tenantID, n, head)
 	var first int64
-	var notified string
-	if err := q.QueryRowContext(ctx, query, args...).Scan(&first, &notified); err != nil {
+	if !d.citus {
+		var notified string
+		if err := q.QueryRowContext(ctx, stmts[0].query, stmts[0].args...).Scan(&first, &notified); err != nil {
+			return 0, fmt.Errorf("record changes: %w", err)
+		}
+		return first, nil
+	}
+	var last int64
+	if err := q.QueryRowContext(ctx, stmts[0].query+` RETURNING last`, stmts[0].args...).Scan(&last); err != nil {
 		return 0, fmt.Errorf("record changes: %w", err)
 	}
-	return first, nil
+	for _, st := range stmts[1:] {
+		if _, err := q.ExecContext(ctx, st.query, st.args...); err != nil {
+			return 0, fmt.Errorf("record changes: %w", err)
+		}
+	}
+	return last - int64(n) + 1, nil
 }
 
-// claimStatement is PostgreSQL's claimChanges as one statement, which
-// returns the first position.
-func claimStatement(tenantID int64, n int, head []Change) (string, []any) {
-	var sb strings.Builder
-	sb.WriteString(`WITH pos AS (` + claimPositions + ` RETURNING last), ins AS (
-		INSERT INTO changes (tenant_id, seq, resource, record_id, op, at, doc)
-		SELECT $1, pos.last - $2 + v.n, v.resource, v.record_id, v.op, v.at, v.doc FROM pos, (VALUES `)
-	args := make([]any, 0, 2+6*len(head))
+// statement is an SQL statement with its arguments.
+type statement struct {
+	query string
+	args  []any
+}
+
+// claimStatements are claimChanges as statements that need no answer
+// before the next one is sent: the pipelined commit queues them.
+//
+// On plain PostgreSQL it is one statement, which returns the first
+// position. Citus would plan that one in three steps through the
+// coordinator (its data-modifying CTEs become subplans), so there it is
+// three statements, each of which Citus routes whole: the positions (to
+// the tenant's shard), the rows, numbered from the positions in the same
+// shard, and the notification, on the coordinator where every instance
+// listens.
+func (d postgresDialect) claimStatements(tenantID int64, n int, head []Change) []statement {
+	var values strings.Builder
+	args := make([]any, 0, 2+5*len(head))
 	args = append(args, tenantID, n)
 	for i, c := range head {
 		if i > 0 {
-			sb.WriteString(", ")
+			values.WriteString(", ")
 		}
 		k := len(args)
-		fmt.Fprintf(&sb, "(%d, $%d::text, $%d::bigint, $%d::text, $%d::text, $%d::jsonb)", i+1, k+1, k+2, k+3, k+4, k+5)
+		fmt.Fprintf(&values, "(%d, $%d::text, $%d::bigint, $%d::text, $%d::text, $%d::jsonb)", i+1, k+1, k+2, k+3, k+4, k+5)
 		args = append(args, c.Resource, c.RecordID, c.Op, c.At, string(c.Doc))
 	}
-	sb.WriteString(`) AS v (n, resource, record_id, op, at, doc) RETURNING seq)
-		SELECT min(seq), pg_notify('` + changesChannel + `', '') FROM ins`)
-	return sb.String(), args
+	const columns = `) AS v (n, resource, record_id, op, at, doc)`
+	if d.citus {
+		return []statement{
+			{claimPositions, args[:2]},
+			{`INSERT INTO changes (tenant_id, seq, resource, record_id, op, at, doc)
+				SELECT p.tenant_id, p.last - $2 + v.n, v.resource, v.record_id, v.op, v.at, v.doc
+				  FROM change_positions p, (VALUES ` + values.String() + columns + `
+				 WHERE p.tenant_id = $1`, args},
+			{`SELECT pg_notify('` + changesChannel + `', '')`, nil},
+		}
+	}
+	return []statement{{`WITH pos AS (` + claimPositions + ` RETURNING last), ins AS (
+		INSERT INTO changes (tenant_id, seq, resource, record_id, op, at, doc)
+		SELECT $1, pos.last - $2 + v.n, v.resource, v.record_id, v.op, v.at, v.doc FROM pos, (VALUES ` + values.String() + columns + ` RETURNING seq)
+		SELECT min(seq), pg_notify('` + changesChannel + `', '') FROM ins`, args}}
 }
 
 // PostgreSQL hands each row's bytes over as pgx read them: through

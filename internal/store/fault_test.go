@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -32,8 +33,13 @@ func TestFault(t *testing.T) {
 		}
 	})
 	t.Run("postgres unreachable", func(t *testing.T) {
-		dsn := strings.Replace(testenv.DSN(t, testenv.Backend{Name: "postgres"}), "127.0.0.1:5432", testenv.FreeAddr(t), 1)
-		_, err := store.Open(ctx, dsn)
+		u, err := url.Parse(testenv.DSN(t, testenv.Backend{Name: "postgres"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.Host = testenv.FreeAddr(t)
+		dsn := u.String()
+		_, err = store.Open(ctx, dsn)
 		if f, ok := fault.As(store.Fault(err)); !ok || f.Part != fault.Database {
 			t.Fatalf("a server nobody listens for: %v, want an unavailable database", err)
 		}

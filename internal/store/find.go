@@ -100,10 +100,11 @@ func (db *DB) changedRows(ctx context.Context, q Querier, tenantID int64, c Coll
 	return int64(len(all)), nil
 }
 
-// Lock serialises the transactions that take the same key, until they
-// end. SQLite write transactions already exclude each other.
-func (db *DB) Lock(ctx context.Context, q Querier, key string) error {
-	return db.dialect.lock(ctx, q, key)
+// Lock serialises the transactions that take the same key of the
+// tenant, until they end. SQLite write transactions already exclude each
+// other.
+func (db *DB) Lock(ctx context.Context, q Querier, tenantID int64, key string) error {
+	return db.dialect.lock(ctx, q, tenantID, key)
 }
 
 // TouchRecord sets a record's updatedAt to now: a change that belongs to

@@ -60,9 +60,10 @@ func (db *DB) commitPipelined(ctx context.Context, conn *sql.Conn, t *txn) (bool
 	tenants, byTenant := t.byTenant()
 	switch {
 	case len(tenants) == 1 && len(byTenant[tenants[0]]) <= changesPerInsert:
-		// The usual case: one statement, which goes with the COMMIT.
-		query, args := claimStatement(tenants[0], len(t.changes), t.changes)
-		batch.Queue(query, args...)
+		// The usual case: the statements go with the COMMIT.
+		for _, st := range db.dialect.(postgresDialect).claimStatements(tenants[0], len(t.changes), t.changes) {
+			batch.Queue(st.query, st.args...)
+		}
 		if db.observeChanges != nil {
 			defer db.observeChanges(len(t.changes))
 		}

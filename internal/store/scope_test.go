@@ -483,7 +483,14 @@ func lockedElsewhere(t *testing.T, db *store.DB, rec store.Record) bool {
 		_ = tx.Rollback()
 		return false
 	}
-	_, err := db.ExecContext(context.Background(), `SELECT 1 FROM records WHERE id = $1 FOR UPDATE NOWAIT`, rec.ID)
+	// PostgreSQL's record ids are unique across tenants. The lock names
+	// the tenant, as every statement of Planwerk's does: Citus locks rows
+	// only through statements that it routes to one tenant's shard.
+	var tenantID int64
+	if err := db.QueryRowContext(context.Background(), `SELECT tenant_id FROM records WHERE id = $1`, rec.ID).Scan(&tenantID); err != nil {
+		t.Fatalf("the record's tenant: %v", err)
+	}
+	_, err := db.ExecContext(context.Background(), `SELECT 1 FROM records WHERE tenant_id = $1 AND id = $2 FOR UPDATE NOWAIT`, tenantID, rec.ID)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "55P03" {
 		return true

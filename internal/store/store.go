@@ -230,6 +230,12 @@ func openPostgres(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	citus, err := detectCitus(ctx, pool)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	db.dialect = postgresDialect{citus: citus}
 	listen, stop := context.WithCancel(context.Background())
 	db.stopListening, db.listening = stop, make(chan struct{})
 	go db.listenChanges(listen, cfg)

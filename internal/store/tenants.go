@@ -60,9 +60,12 @@ func (db *DB) CreateTenant(ctx context.Context, slug, name string, admin NewAdmi
 // may create several tenants at once (a bulk load).
 func (db *DB) AddTenant(ctx context.Context, q Querier, slug, name string, admin NewAdmin, setup ...TenantSetup) (Tenant, User, error) {
 	// The one lookup across tenants, over users (email_key): an operator
-	// command, not a request. The lock keeps two concurrent creates from
-	// both passing the check.
-	if err := db.dialect.lock(ctx, q, "planwerk-admin-email:"+EmailKey(admin.Email)); err != nil {
+	// command, not a request. The lock (of no tenant: 0) keeps two
+	// concurrent creates from both passing the check.
+	if err := db.dialect.lock(ctx, q, 0, "planwerk-admin-email:"+EmailKey(admin.Email)); err != nil {
+		return Tenant{}, User{}, err
+	}
+	if err := db.dialect.crossTenantRead(ctx, q); err != nil {
 		return Tenant{}, User{}, err
 	}
 	var taken int

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,6 +39,16 @@ func PostgresURL() string {
 		return u
 	}
 	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+}
+
+// PostgresAddr is the host:port of PostgresURL, for a proxy in front of it.
+func PostgresAddr(t testing.TB) string {
+	t.Helper()
+	u, err := url.Parse(PostgresURL())
+	if err != nil {
+		t.Fatalf("PostgreSQL URL: %v", err)
+	}
+	return u.Host
 }
 
 var (

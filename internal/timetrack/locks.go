@@ -46,12 +46,12 @@ func (s *Service) locks(tx store.Querier, tenantID int64) dayLocks {
 
 // approvals serialises the approvals of the tenant (step 1).
 func (l dayLocks) approvals(ctx context.Context) error {
-	return l.db.Lock(ctx, l.tx, "approval:"+itoa(l.tenant))
+	return l.db.Lock(ctx, l.tx, l.tenant, "approval")
 }
 
 // join takes the join lock of a day an entry is brought into.
 func (l dayLocks) join(ctx context.Context, p pair) error {
-	return l.db.Lock(ctx, l.tx, "project-day-join:"+l.key(p))
+	return l.db.Lock(ctx, l.tx, l.tenant, "project-day-join:"+l.key(p))
 }
 
 // hold takes the locks of the days for the rest of the transaction, in a
@@ -61,7 +61,7 @@ func (l dayLocks) hold(ctx context.Context, pairs []pair) ([]pair, error) {
 	slices.SortFunc(pairs, comparePairs)
 	pairs = slices.Compact(pairs)
 	for _, p := range pairs {
-		if err := l.db.Lock(ctx, l.tx, "project-day:"+l.key(p)); err != nil {
+		if err := l.db.Lock(ctx, l.tx, l.tenant, "project-day:"+l.key(p)); err != nil {
 			return nil, err
 		}
 	}
@@ -69,5 +69,5 @@ func (l dayLocks) hold(ctx context.Context, pairs []pair) ([]pair, error) {
 }
 
 func (l dayLocks) key(p pair) string {
-	return strconv.FormatInt(l.tenant, 10) + ":" + strconv.FormatInt(p.project, 10) + ":" + p.day
+	return strconv.FormatInt(p.project, 10) + ":" + p.day
 }

@@ -40,7 +40,7 @@ type Store interface {
 	Records(q store.Querier, tenantID int64, c store.Collection) store.Records
 	ListRecords(ctx context.Context, tenantID int64, c store.Collection, q *query.Query, fn func(doc []byte) error) error
 	Tx(ctx context.Context, fn func(q store.Querier) error) error
-	Lock(ctx context.Context, q store.Querier, key string) error
+	Lock(ctx context.Context, q store.Querier, tenantID int64, key string) error
 	TenantSettings(ctx context.Context, q store.Querier, tenantID int64) (store.Settings, error)
 	SetTenantSettings(ctx context.Context, q store.Querier, tenantID int64, s store.Settings) error
 }
@@ -76,7 +76,7 @@ func (s *Service) UpdateSettings(ctx context.Context, caller auth.Principal, inp
 	}
 	var out store.Settings
 	err := s.db.Tx(ctx, func(tx store.Querier) error {
-		if err := s.db.Lock(ctx, tx, fmt.Sprintf("settings:%d", caller.TenantID)); err != nil {
+		if err := s.db.Lock(ctx, tx, caller.TenantID, "settings"); err != nil {
 			return err
 		}
 		cur, err := s.db.TenantSettings(ctx, tx, caller.TenantID)
