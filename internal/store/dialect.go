@@ -45,6 +45,10 @@ type dialect interface {
 	// forUpdate is the clause that keeps the rows a SELECT reads locked
 	// until the transaction ends.
 	forUpdate() string
+	// skipLocked is the clause of a SELECT across tenants that locks the
+	// rows it reads and skips those another transaction holds; "" where
+	// there is no such clause.
+	skipLocked() string
 	// setAttribute is the document with the string attribute name (a
 	// constant of Planwerk's) set to the bound value v, and updatedAt to
 	// the bound timestamp now.
@@ -134,6 +138,9 @@ func (sqliteDialect) storedDoc() string { return "doc" }
 
 // SQLite write transactions already hold the database's write lock.
 func (sqliteDialect) forUpdate() string { return "" }
+
+// The single writer claims alone.
+func (sqliteDialect) skipLocked() string { return "" }
 
 // SQLite has one writing process: its commits wake waiters directly. Its
 // statements cost no round trip, so the positions and the changes are two.
@@ -303,6 +310,14 @@ func (postgresDialect) docColumn() string { return "doc::text" }
 func (postgresDialect) storedDoc() string { return "doc_text" }
 
 func (postgresDialect) forUpdate() string { return " FOR UPDATE" }
+
+// Citus locks rows only through statements routed to one shard.
+func (d postgresDialect) skipLocked() string {
+	if d.citus {
+		return ""
+	}
+	return " FOR UPDATE SKIP LOCKED"
+}
 
 // PostgreSQL does it in one statement, one round trip: positions, rows
 // and notification (sent at commit, once however many statements ask).

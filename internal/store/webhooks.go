@@ -236,12 +236,12 @@ func (db *DB) AnyWebhookDue(ctx context.Context, now string) (bool, error) {
 
 // ClaimWebhooks leases up to limit webhooks with work to do to holder
 // until the time until. On PostgreSQL, rows another instance is claiming
-// are skipped, not waited for; SQLite's single writer claims alone.
+// are skipped, not waited for; SQLite's single writer claims alone. Each
+// lease is taken only if it is still free when written: Citus locks no
+// rows of a read across tenants, so there two instances may both find a
+// webhook, and the second finds it leased.
 func (db *DB) ClaimWebhooks(ctx context.Context, holder, now, until string, limit int) ([]Webhook, error) {
-	lock := db.dialect.forUpdate()
-	if lock != "" {
-		lock += " SKIP LOCKED"
-	}
+	lock := db.dialect.skipLocked()
 	var out []Webhook
 	err := db.Tx(ctx, func(q Querier) error {
 		rows, err := q.QueryContext(ctx,
@@ -265,8 +265,11 @@ func (db *DB) ClaimWebhooks(ctx context.Context, holder, now, until string, limi
 		}
 		for _, k := range keys {
 			w, err := scanWebhook(q.QueryRowContext(ctx,
-				`UPDATE webhooks SET lease_until = $3, lease_holder = $4 WHERE tenant_id = $1 AND id = $2
-				 RETURNING `+webhookColumns, k[0], k[1], until, holder))
+				`UPDATE webhooks SET lease_until = $3, lease_holder = $4 WHERE tenant_id = $1 AND id = $2 AND lease_until < $5
+				 RETURNING `+webhookColumns, k[0], k[1], until, holder, now))
+			if errors.Is(err, sql.ErrNoRows) {
+				continue // leased meanwhile by another instance
+			}
 			if err != nil {
 				return err
 			}

@@ -117,18 +117,37 @@ func DSN(t testing.TB, b Backend) string {
 		if msg := PostgresUnavailable(t); msg != "" {
 			t.Skip(msg)
 		}
-		return freshSchema(t)
+		return freshSchema(t, PostgresURL())
 	}
 	t.Fatalf("unknown backend %q", b.Name)
 	return ""
 }
 
-func freshSchema(t testing.TB) string {
+// CitusURL is the coordinator of the Citus cluster that
+// PLANWERK_TEST_CITUS names, for the tests that need Citus; they skip
+// with a message when it names none (CI has no Citus), as CitusDSN does.
+func CitusURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv("PLANWERK_TEST_CITUS")
+	if u == "" {
+		t.Skip("PLANWERK_TEST_CITUS names no Citus coordinator: Citus test skipped (README: Running on Citus)")
+	}
+	return u
+}
+
+// CitusDSN returns the connection string of a fresh, empty schema on the
+// Citus coordinator, removed when the test ends.
+func CitusDSN(t testing.TB) string {
+	t.Helper()
+	return freshSchema(t, CitusURL(t))
+}
+
+func freshSchema(t testing.TB, server string) string {
 	t.Helper()
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	schema := "pwtest_" + hex.EncodeToString(b)
-	admin, err := sql.Open("pgx", PostgresURL())
+	admin, err := sql.Open("pgx", server)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,10 +162,10 @@ func freshSchema(t testing.TB) string {
 		}
 	})
 	sep := "?"
-	if strings.Contains(PostgresURL(), "?") {
+	if strings.Contains(server, "?") {
 		sep = "&"
 	}
-	return PostgresURL() + sep + "search_path=" + schema
+	return server + sep + "search_path=" + schema
 }
 
 // OpenDB opens and migrates a fresh database of the backend.
