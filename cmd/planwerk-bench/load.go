@@ -86,9 +86,8 @@ func runLoad(ctx context.Context, pgURL string, d time.Duration, clients int) er
 	fmt.Println("| workload | requests/s | p50 | p99 | errors | ratio to bare handler |")
 	fmt.Println("|---|---|---|---|---|---|")
 	for _, r := range rows {
-		errs := r.m.Requests - uint64(float64(r.m.Requests)*r.m.Success+0.5)
 		fmt.Printf("| %s | %.0f | %s | %s | %d | %.2f |\n", r.name, r.m.Throughput,
-			ms(r.m.Latencies.P50), ms(r.m.Latencies.P99), errs, r.m.Throughput/ceiling.Throughput)
+			ms(r.m.Latencies.P50), ms(r.m.Latencies.P99), failures(r.m), r.m.Throughput/ceiling.Throughput)
 	}
 	for _, k := range byKind {
 		printKinds(k.name, k.lat)
@@ -100,6 +99,11 @@ func runLoad(ctx context.Context, pgURL string, d time.Duration, clients int) er
 // attack runs clients workers as fast as they go for d; kinds, when not
 // nil, collects the latencies by kind of request.
 func attack(kinds map[string][]time.Duration, header http.Header, tr vegeta.Targeter, d time.Duration, clients int) *vegeta.Metrics {
+	return attackUntil(kinds, header, tr, d, nil, clients)
+}
+
+// attackUntil is attack for d, or, when d is 0, until stop is closed.
+func attackUntil(kinds map[string][]time.Duration, header http.Header, tr vegeta.Targeter, d time.Duration, stop <-chan struct{}, clients int) *vegeta.Metrics {
 	wrapped := func(t *vegeta.Target) error {
 		if err := tr(t); err != nil {
 			return err
@@ -116,6 +120,12 @@ func attack(kinds map[string][]time.Duration, header http.Header, tr vegeta.Targ
 	}
 	attacker := vegeta.NewAttacker(vegeta.Workers(uint64(clients)), vegeta.MaxWorkers(uint64(clients)),
 		vegeta.Connections(clients), vegeta.KeepAlive(true), vegeta.Timeout(30*time.Second))
+	if stop != nil {
+		go func() {
+			<-stop
+			attacker.Stop()
+		}()
+	}
 	var m vegeta.Metrics
 	for res := range attacker.Attack(wrapped, vegeta.Rate{Freq: 0}, d, "load") {
 		m.Add(res)

@@ -68,12 +68,12 @@ func main() {
 	defer stop()
 	switch {
 	case len(os.Args) < 2:
-	case os.Args[1] == "lists", os.Args[1] == "entries", os.Args[1] == "files", os.Args[1] == "load", os.Args[1] == "noisy", os.Args[1] == "safe", os.Args[1] == "webhooks", os.Args[1] == "writes", os.Args[1] == "tenants":
+	case os.Args[1] == "lists", os.Args[1] == "entries", os.Args[1] == "files", os.Args[1] == "load", os.Args[1] == "noisy", os.Args[1] == "safe", os.Args[1] == "webhooks", os.Args[1] == "writes", os.Args[1] == "tenants", os.Args[1] == "citus":
 	default:
 		os.Args = os.Args[:1]
 	}
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe|webhooks|writes|tenants [--records N] [--postgres URL] [--duration D] [--big BYTES] [--clients N] [--requests N] [--tenants N] [--per-tenant N] [--keep] [--cpuprofile FILE]")
+		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe|webhooks|writes|tenants|citus [--records N] [--postgres URL] [--citus URL] [--add-worker HOST:PORT] [--duration D] [--big BYTES] [--clients N] [--requests N] [--tenants N] [--per-tenant N] [--keep] [--cpuprofile FILE]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -87,6 +87,8 @@ func main() {
 	tenants := fs.Int("tenants", 10000, "tenants of the crowded database (tenants)")
 	perTenant := fs.Int("per-tenant", 200, "records of each tenant (tenants)")
 	keep := fs.Bool("keep", false, "keep the seeded databases and name them (tenants)")
+	citus := fs.String("citus", "", "coordinator of a Citus cluster (citus)")
+	addWorker := fs.String("add-worker", "", "host:port of a Citus node to add and rebalance onto under load, then drain and remove (citus)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (lists: of the list and the single GETs, to files with this prefix)")
 	_ = fs.Parse(os.Args[2:])
 	if *cpuProfile != "" && os.Args[1] != "lists" {
@@ -121,6 +123,8 @@ func main() {
 		err = runWrites(ctx, *pg, *duration, *clients)
 	case "tenants":
 		err = runTenants(ctx, *pg, *tenants, *perTenant, *duration, *keep)
+	case "citus":
+		err = runCitus(ctx, *pg, *citus, *addWorker, *duration, *clients)
 	default:
 		err = runFiles(ctx, *big)
 	}

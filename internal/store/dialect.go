@@ -416,8 +416,14 @@ func (postgresDialect) eachDoc(ctx context.Context, pool *readPool, query string
 	})
 }
 
-// The record's id comes from the sequence inside the INSERT.
-func (postgresDialect) insertWithNewID() string {
+// The record's id comes from the sequence inside the INSERT. Not on
+// Citus: there an INSERT ... SELECT is run through the coordinator, on a
+// connection of its own to the shard's node, and a transaction that
+// writes over two connections commits in two phases.
+func (d postgresDialect) insertWithNewID() string {
+	if d.citus {
+		return ""
+	}
 	return `INSERT INTO records (tenant_id, id, resource, doc, created_at, updated_at)
 		SELECT $1, n.id, $2, jsonb_set($3::jsonb, '{id}', to_jsonb(n.id)), $4, $4 FROM (SELECT nextval('record_ids') AS id) AS n
 		RETURNING id`
