@@ -20,14 +20,18 @@ import (
 // Of returns the strong entity tag of a JSON document, quoted. A document
 // that is not JSON is hashed as it is.
 func Of(doc []byte) string {
-	var v any
-	canonical := doc
-	if err := json.Unmarshal(doc, &v); err == nil {
-		if b, err := json.Marshal(v); err == nil {
-			canonical = b
+	form, ok := canonical(doc)
+	if !ok {
+		if form, ok = decodeAgain(doc); !ok {
+			form = doc
 		}
 	}
-	sum := sha256.Sum256(canonical)
+	return ofBytes(form)
+}
+
+// ofBytes is the tag of a document's canonical form.
+func ofBytes(form []byte) string {
+	sum := sha256.Sum256(form)
 	return `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
 }
 
