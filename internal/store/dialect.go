@@ -194,13 +194,13 @@ func (d sqliteDialect) migrationLock(context.Context, *sql.DB) (func(), error) {
 
 func (d sqliteDialect) file() (string, bool) { return d.path, true }
 
-// postgresDialect is PostgreSQL's, plain or distributed by Citus.
-type postgresDialect struct {
-	// citus is set when the database has the citus extension: its tables
-	// are then spread over nodes (migration 00016), and the few statements
-	// a distributed plan cannot run as written take another form.
-	citus bool
-}
+// postgresDialect is PostgreSQL's.
+type postgresDialect struct{}
+
+// citusDialect is PostgreSQL's with its tables spread over the nodes of
+// a Citus cluster (migration 00016): the few statements a distributed
+// plan cannot run as written take another form.
+type citusDialect struct{ postgresDialect }
 
 // detectCitus reports whether the database pool reaches has the citus
 // extension, and refuses a Citus node other than the coordinator: it is
@@ -288,14 +288,14 @@ func lockKey(name string) int64 {
 	return int64(h.Sum64())
 }
 
+// One server holds every tenant.
+func (postgresDialect) crossTenantRead(context.Context, Querier) error { return nil }
+
 // Citus reads a distributed table in parallel, over several connections
 // to each node, and then refuses writes to a reference table in the same
 // transaction (it could not see them from every connection). Sequential
 // mode reads over one connection a node.
-func (d postgresDialect) crossTenantRead(ctx context.Context, q Querier) error {
-	if !d.citus {
-		return nil
-	}
+func (citusDialect) crossTenantRead(ctx context.Context, q Querier) error {
 	if _, err := q.ExecContext(ctx, `SET LOCAL citus.multi_shard_modify_mode TO 'sequential'`); err != nil {
 		return fmt.Errorf("cross-tenant read: %w", err)
 	}
@@ -311,27 +311,26 @@ func (postgresDialect) storedDoc() string { return "doc_text" }
 
 func (postgresDialect) forUpdate() string { return " FOR UPDATE" }
 
+func (postgresDialect) skipLocked() string { return " FOR UPDATE SKIP LOCKED" }
+
 // Citus locks rows only through statements routed to one shard.
-func (d postgresDialect) skipLocked() string {
-	if d.citus {
-		return ""
-	}
-	return " FOR UPDATE SKIP LOCKED"
-}
+func (citusDialect) skipLocked() string { return "" }
 
 // PostgreSQL does it in one statement, one round trip: positions, rows
 // and notification (sent at commit, once however many statements ask).
-// On Citus, in the three statements of claimStatements.
 func (d postgresDialect) claimChanges(ctx context.Context, q Querier, tenantID int64, n int, head []Change) (int64, error) {
-	stmts := d.claimStatements(tenantID, n, head)
+	st := d.claimStatements(tenantID, n, head)[0]
 	var first int64
-	if !d.citus {
-		var notified string
-		if err := q.QueryRowContext(ctx, stmts[0].query, stmts[0].args...).Scan(&first, &notified); err != nil {
-			return 0, fmt.Errorf("record changes: %w", err)
-		}
-		return first, nil
+	var notified string
+	if err := q.QueryRowContext(ctx, st.query, st.args...).Scan(&first, &notified); err != nil {
+		return 0, fmt.Errorf("record changes: %w", err)
 	}
+	return first, nil
+}
+
+// On Citus, in the three statements of claimStatements.
+func (d citusDialect) claimChanges(ctx context.Context, q Querier, tenantID int64, n int, head []Change) (int64, error) {
+	stmts := d.claimStatements(tenantID, n, head)
 	var last int64
 	if err := q.QueryRowContext(ctx, stmts[0].query+` RETURNING last`, stmts[0].args...).Scan(&last); err != nil {
 		return 0, fmt.Errorf("record changes: %w", err)
@@ -350,18 +349,47 @@ type statement struct {
 	args  []any
 }
 
-// claimStatements are claimChanges as statements that need no answer
-// before the next one is sent: the pipelined commit queues them.
-//
+// pipelining is a dialect whose change recording can be queued with the
+// COMMIT (pgtx.go): claimStatements are claimChanges as statements that
+// need no answer before the next one is sent.
+type pipelining interface {
+	claimStatements(tenantID int64, n int, head []Change) []statement
+}
+
 // On plain PostgreSQL it is one statement, which returns the first
-// position. Citus would plan that one in three steps through the
+// position.
+func (postgresDialect) claimStatements(tenantID int64, n int, head []Change) []statement {
+	values, args := changeValues(tenantID, n, head)
+	return []statement{{`WITH pos AS (` + claimPositions + ` RETURNING last), ins AS (
+		INSERT INTO changes (tenant_id, seq, resource, record_id, op, at, doc)
+		SELECT $1, pos.last - $2 + v.n, v.resource, v.record_id, v.op, v.at, v.doc FROM pos, ` + values + ` RETURNING seq)
+		SELECT min(seq), pg_notify('` + changesChannel + `', '') FROM ins`, args}}
+}
+
+// Citus would plan the one statement in three steps through the
 // coordinator (its data-modifying CTEs become subplans), so there it is
 // three statements, each of which Citus routes whole: the positions (to
 // the tenant's shard), the rows, numbered from the positions in the same
 // shard, and the notification, on the coordinator where every instance
 // listens.
-func (d postgresDialect) claimStatements(tenantID int64, n int, head []Change) []statement {
+func (citusDialect) claimStatements(tenantID int64, n int, head []Change) []statement {
+	values, args := changeValues(tenantID, n, head)
+	return []statement{
+		{claimPositions, args[:2]},
+		{`INSERT INTO changes (tenant_id, seq, resource, record_id, op, at, doc)
+			SELECT p.tenant_id, p.last - $2 + v.n, v.resource, v.record_id, v.op, v.at, v.doc
+			  FROM change_positions p, ` + values + `
+			 WHERE p.tenant_id = $1`, args},
+		{`SELECT pg_notify('` + changesChannel + `', '')`, nil},
+	}
+}
+
+// changeValues is the VALUES list of the changes in head, numbered from
+// 1, as v (n, resource, record_id, op, at, doc), and its arguments after
+// the tenant ($1) and the number of positions ($2).
+func changeValues(tenantID int64, n int, head []Change) (string, []any) {
 	var values strings.Builder
+	values.WriteString("(VALUES ")
 	args := make([]any, 0, 2+5*len(head))
 	args = append(args, tenantID, n)
 	for i, c := range head {
@@ -372,21 +400,8 @@ func (d postgresDialect) claimStatements(tenantID int64, n int, head []Change) [
 		fmt.Fprintf(&values, "(%d, $%d::text, $%d::bigint, $%d::text, $%d::text, $%d::jsonb)", i+1, k+1, k+2, k+3, k+4, k+5)
 		args = append(args, c.Resource, c.RecordID, c.Op, c.At, string(c.Doc))
 	}
-	const columns = `) AS v (n, resource, record_id, op, at, doc)`
-	if d.citus {
-		return []statement{
-			{claimPositions, args[:2]},
-			{`INSERT INTO changes (tenant_id, seq, resource, record_id, op, at, doc)
-				SELECT p.tenant_id, p.last - $2 + v.n, v.resource, v.record_id, v.op, v.at, v.doc
-				  FROM change_positions p, (VALUES ` + values.String() + columns + `
-				 WHERE p.tenant_id = $1`, args},
-			{`SELECT pg_notify('` + changesChannel + `', '')`, nil},
-		}
-	}
-	return []statement{{`WITH pos AS (` + claimPositions + ` RETURNING last), ins AS (
-		INSERT INTO changes (tenant_id, seq, resource, record_id, op, at, doc)
-		SELECT $1, pos.last - $2 + v.n, v.resource, v.record_id, v.op, v.at, v.doc FROM pos, (VALUES ` + values.String() + columns + ` RETURNING seq)
-		SELECT min(seq), pg_notify('` + changesChannel + `', '') FROM ins`, args}}
+	values.WriteString(") AS v (n, resource, record_id, op, at, doc)")
+	return values.String(), args
 }
 
 // PostgreSQL hands each row's bytes over as pgx read them: through
@@ -416,18 +431,17 @@ func (postgresDialect) eachDoc(ctx context.Context, pool *readPool, query string
 	})
 }
 
-// The record's id comes from the sequence inside the INSERT. Not on
-// Citus: there an INSERT ... SELECT is run through the coordinator, on a
-// connection of its own to the shard's node, and a transaction that
-// writes over two connections commits in two phases.
-func (d postgresDialect) insertWithNewID() string {
-	if d.citus {
-		return ""
-	}
+// The record's id comes from the sequence inside the INSERT.
+func (postgresDialect) insertWithNewID() string {
 	return `INSERT INTO records (tenant_id, id, resource, doc, created_at, updated_at)
 		SELECT $1, n.id, $2, jsonb_set($3::jsonb, '{id}', to_jsonb(n.id)), $4, $4 FROM (SELECT nextval('record_ids') AS id) AS n
 		RETURNING id`
 }
+
+// Not on Citus: there an INSERT ... SELECT is run through the
+// coordinator, on a connection of its own to the shard's node, and a
+// transaction that writes over two connections commits in two phases.
+func (citusDialect) insertWithNewID() string { return "" }
 
 func (postgresDialect) setAttribute(name, v, now string) string {
 	return "jsonb_set(jsonb_set(doc, '{" + name + "}', to_jsonb(" + v + "::text)), '{updatedAt}', to_jsonb(" + now + "::text))"

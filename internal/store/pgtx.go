@@ -61,7 +61,7 @@ func (db *DB) commitPipelined(ctx context.Context, conn *sql.Conn, t *txn) (bool
 	switch {
 	case len(tenants) == 1 && len(byTenant[tenants[0]]) <= changesPerInsert:
 		// The usual case: the statements go with the COMMIT.
-		for _, st := range db.dialect.(postgresDialect).claimStatements(tenants[0], len(t.changes), t.changes) {
+		for _, st := range db.dialect.(pipelining).claimStatements(tenants[0], len(t.changes), t.changes) {
 			batch.Queue(st.query, st.args...)
 		}
 		if db.observeChanges != nil {

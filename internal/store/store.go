@@ -235,7 +235,9 @@ func openPostgres(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	db.dialect = postgresDialect{citus: citus}
+	if citus {
+		db.dialect = citusDialect{}
+	}
 	listen, stop := context.WithCancel(context.Background())
 	db.stopListening, db.listening = stop, make(chan struct{})
 	go db.listenChanges(listen, cfg)
