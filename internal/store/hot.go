@@ -31,17 +31,36 @@ func newHotStatements(max int) *hotStatements {
 	return &hotStatements{max: max, stmts: map[string]*sql.Stmt{}, seen: map[string]int{}}
 }
 
+// cached returns the prepared statement of query, or nil.
+func (h *hotStatements) cached(query string) *sql.Stmt {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.stmts[query]
+}
+
+// note counts a run of query unprepared and returns how many there were
+// since the count last began; the caller holds mu. The count starts over
+// when it holds 4*max texts: one-off texts never keep a hot one out.
+func (h *hotStatements) note(query string) int {
+	if _, ok := h.seen[query]; !ok && len(h.seen) >= 4*h.max {
+		clear(h.seen)
+	}
+	h.seen[query]++
+	return h.seen[query]
+}
+
 // lookup returns the prepared statement of query, or nil and notes that
 // it ran unprepared.
 func (h *hotStatements) lookup(query string) *sql.Stmt {
+	if s := h.cached(query); s != nil {
+		return s
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if s := h.stmts[query]; s != nil {
 		return s
 	}
-	if _, ok := h.seen[query]; ok || len(h.seen) < 4*h.max {
-		h.seen[query]++
-	}
+	h.note(query)
 	return nil
 }
 
@@ -85,10 +104,7 @@ func (h *hotStatements) close() {
 // Unlike prepare, it prepares at once: a read pool's connections are never
 // all held by one transaction.
 func (h *hotStatements) stmt(ctx context.Context, pool *sql.DB, query string) *sql.Stmt {
-	h.mu.RLock()
-	s := h.stmts[query]
-	h.mu.RUnlock()
-	if s != nil {
+	if s := h.cached(query); s != nil {
 		return s
 	}
 	h.mu.Lock()
@@ -96,11 +112,7 @@ func (h *hotStatements) stmt(ctx context.Context, pool *sql.DB, query string) *s
 		h.mu.Unlock()
 		return s
 	}
-	if len(h.seen) >= 4*h.max {
-		clear(h.seen) // one-off texts must not keep the next hot one out
-	}
-	h.seen[query]++
-	due := h.seen[query] > 1 && len(h.stmts) < h.max
+	due := h.note(query) > 1 && len(h.stmts) < h.max
 	h.mu.Unlock()
 	if !due {
 		return nil
