@@ -85,13 +85,19 @@ func (db *DB) InsertRecord(ctx context.Context, q Querier, tenantID int64, c Col
 	_, err = q.ExecContext(ctx,
 		`INSERT INTO records (tenant_id, id, resource, doc, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)`,
 		tenantID, id, c.Resource, string(b), now)
-	if db.dialect.uniqueViolation(err) {
-		return nil, fmt.Errorf("insert %s: %w", c.Resource, ErrConflict)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("insert %s: %w", c.Resource, err)
+		return nil, db.insertFailed(c, err)
 	}
 	return b, db.recordChange(ctx, q, tenantID, c.Resource, id, OpCreate, b)
+}
+
+// insertFailed is the error of an INSERT of a record of c that failed
+// with err: a conflict when it broke a unique constraint.
+func (db *DB) insertFailed(c Collection, err error) error {
+	if db.dialect.uniqueViolation(err) {
+		err = ErrConflict
+	}
+	return fmt.Errorf("insert %s: %w", c.Resource, err)
 }
 
 // insertNew stores a new record of a records-table collection under a
@@ -114,12 +120,8 @@ func (db *DB) insertNew(ctx context.Context, q Querier, tenantID int64, c Collec
 		return nil, err
 	}
 	var id int64
-	err = q.QueryRowContext(ctx, insert, tenantID, c.Resource, string(b), now).Scan(&id)
-	if db.dialect.uniqueViolation(err) {
-		return nil, fmt.Errorf("insert %s: %w", c.Resource, ErrConflict)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("insert %s: %w", c.Resource, err)
+	if err := q.QueryRowContext(ctx, insert, tenantID, c.Resource, string(b), now).Scan(&id); err != nil {
+		return nil, db.insertFailed(c, err)
 	}
 	if b, err = stamp(doc, id, now, now); err != nil {
 		return nil, err
