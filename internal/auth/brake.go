@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"planwerk/internal/errs"
@@ -25,6 +26,10 @@ import (
 // empty. Every attempt takes its events before the slow check, so that
 // parallel guesses cannot all pass before the first failure is recorded;
 // an attempt that succeeds (or fails for another reason) gives them back.
+//
+// "Address" is the client address as BrakeAddress counts it: an IPv6
+// client by its /64, so that hopping through the addresses of one subnet
+// buys no fresh buckets.
 
 // brakeKeys names the three buckets of one attempt.
 type brakeKeys struct {
@@ -32,10 +37,34 @@ type brakeKeys struct {
 }
 
 // newBrakeKeys returns the keys of an account (already a bounded string)
-// and a client address.
+// and a client address, which counts as its BrakeAddress.
 func newBrakeKeys(account, addr string) brakeKeys {
-	a := brakeDigest(addr)
+	a := brakeDigest(BrakeAddress(addr))
 	return brakeKeys{account: account, address: "addr:" + a, pair: account + ":" + a}
+}
+
+// ipv6BrakePrefix is the prefix length an IPv6 client address is braked
+// by: a /64 is one subnet, and one host or one customer commonly holds a
+// whole one (SLAAC, privacy addresses, RFC 6177 assignments of /64 and
+// shorter), so its 2^64 addresses are one client to the brake.
+const ipv6BrakePrefix = 64
+
+// BrakeAddress is what the login brake counts a client address as: an
+// IPv4 address (an IPv4-mapped IPv6 one too) alone, written as IPv4; an
+// IPv6 address by its /64 prefix ("2001:db8:1:2::/64"). Ports are not
+// part of addr; a zone is dropped. Anything that is not an IP address
+// (a peer that is not on TCP) is kept as it is.
+func BrakeAddress(addr string) string {
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	a = a.WithZone("").Unmap()
+	if a.Is4() {
+		return a.String()
+	}
+	p, _ := a.Prefix(ipv6BrakePrefix) // never fails for IPv6 and 64
+	return p.String()
 }
 
 // brakeDigest is the fixed-size stand-in for a client-chosen part of a

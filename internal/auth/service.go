@@ -37,7 +37,7 @@ type Grant struct {
 	AccessToken  string
 	RefreshToken string // none for API clients
 	ExpiresIn    int64  // seconds
-	Scope        string // API clients' tokens only
+	Scope        string // the access token's: ScopeRead or ScopeReadWrite
 }
 
 // Config tunes the Service.
@@ -64,7 +64,7 @@ type Store interface {
 	UserByEmail(ctx context.Context, tenantID int64, email string) (store.User, error)
 	InsertTokens(ctx context.Context, q store.Querier, tenantID int64, p store.TokenPair) error
 	AccessTokenByHash(ctx context.Context, tenantID int64, hash []byte) (store.AccessToken, error)
-	SpendRefreshToken(ctx context.Context, q store.Querier, tenantID int64, hash []byte, now time.Time) (userID int64, family []byte, err error)
+	SpendRefresh(ctx context.Context, q store.Querier, tenantID int64, hash []byte, now time.Time) (store.SpentRefresh, error)
 	RevokeFamily(ctx context.Context, q store.Querier, tenantID int64, family []byte) error
 	RevokeAccessToken(ctx context.Context, q store.Querier, tenantID int64, hash []byte) (bool, error)
 	RefreshTokenFamily(ctx context.Context, q store.Querier, tenantID int64, hash []byte) ([]byte, error)
@@ -88,11 +88,19 @@ func NewService(db Store, hasher *Hasher, cfg Config, log *slog.Logger) *Service
 }
 
 // PasswordGrant checks an e-mail address and password in the tenant and
-// issues a new token pair. The login brake holds failed attempts.
-func (s *Service) PasswordGrant(ctx context.Context, tenantID int64, email, password, addr string) (Grant, error) {
+// issues a new token pair of the scope asked for: "" for the full scope
+// (ScopeReadWrite), or a space-separated list of scope tokens
+// (ErrInvalidScope when it names an unknown one, before anything is
+// checked or counted). The login brake holds failed attempts.
+func (s *Service) PasswordGrant(ctx context.Context, tenantID int64, email, password, scope, addr string) (Grant, error) {
+	scope, err := narrowScope(scope, ScopeReadWrite)
+	if err != nil {
+		s.cfg.Metrics.Grant("password", outcome(err))
+		return Grant{}, err
+	}
 	keys := newBrakeKeys(fmt.Sprintf("login:%d:%s", tenantID, brakeDigest(store.EmailKey(email))), addr)
 	var user store.User
-	err := s.braked(ctx, keys, func() error {
+	err = s.braked(ctx, keys, func() error {
 		var err error
 		user, err = s.checkPassword(ctx, tenantID, email, password)
 		return err
@@ -106,7 +114,7 @@ func (s *Service) PasswordGrant(ctx context.Context, tenantID int64, email, pass
 	}
 	var g Grant
 	err = s.db.Tx(ctx, func(q store.Querier) error {
-		g, err = s.issue(ctx, q, tenantID, user.ID, newFamily())
+		g, err = s.issue(ctx, q, tenantID, user.ID, newFamily(), scope, scope)
 		return err
 	})
 	if err != nil {
@@ -148,6 +156,8 @@ func outcome(err error) string {
 		return "invalid_grant"
 	case errors.Is(err, ErrInvalidClient):
 		return "invalid_client"
+	case errors.Is(err, ErrInvalidScope):
+		return "invalid_scope"
 	case e != nil && e.Kind == errs.Throttled:
 		return "throttled"
 	default:
@@ -157,8 +167,15 @@ func outcome(err error) string {
 
 // RefreshGrant spends a refresh token and issues a new pair in the same
 // family. A refresh token that was already spent revokes the whole family.
-func (s *Service) RefreshGrant(ctx context.Context, tenantID int64, refreshToken string) (Grant, error) {
-	g, err := s.refreshGrant(ctx, tenantID, refreshToken)
+//
+// scope "" asks for the refresh token's scope (its login's); a narrower
+// one narrows the new access token only: the new refresh token keeps the
+// scope of the one spent (RFC 6749 §6), so a later refresh may ask for
+// the login's scope again. A scope that names an unknown token, or one
+// wider than the refresh token's, is ErrInvalidScope, and the refresh
+// token stays unspent.
+func (s *Service) RefreshGrant(ctx context.Context, tenantID int64, refreshToken, scope string) (Grant, error) {
+	g, err := s.refreshGrant(ctx, tenantID, refreshToken, scope)
 	if err != nil {
 		s.cfg.Metrics.Grant("refresh_token", outcome(err))
 	} else {
@@ -167,7 +184,10 @@ func (s *Service) RefreshGrant(ctx context.Context, tenantID int64, refreshToken
 	return g, err
 }
 
-func (s *Service) refreshGrant(ctx context.Context, tenantID int64, refreshToken string) (Grant, error) {
+func (s *Service) refreshGrant(ctx context.Context, tenantID int64, refreshToken, scope string) (Grant, error) {
+	if scope != "" && normalScope(scope) == "" {
+		return Grant{}, ErrInvalidScope // unknown whatever the token's scope: nothing to look up
+	}
 	var (
 		g      Grant
 		reused bool
@@ -175,18 +195,27 @@ func (s *Service) refreshGrant(ctx context.Context, tenantID int64, refreshToken
 	err := s.db.Tx(ctx, func(q store.Querier) error {
 		reused = false
 		hash := hashToken(refreshToken)
-		userID, family, err := s.db.SpendRefreshToken(ctx, q, tenantID, hash[:], s.now())
+		spent, err := s.db.SpendRefresh(ctx, q, tenantID, hash[:], s.now())
 		if errors.Is(err, store.ErrTokenReused) {
 			reused = true
-			return s.db.RevokeFamily(ctx, q, tenantID, family)
+			return s.db.RevokeFamily(ctx, q, tenantID, spent.FamilyID)
 		}
 		if err != nil {
 			return err
 		}
-		g, err = s.issue(ctx, q, tenantID, userID, family)
+		// An error rolls the spending back: a refused scope leaves the
+		// refresh token as it was.
+		family := knownScope(spent.Scope)
+		access, err := narrowScope(scope, family)
+		if err != nil {
+			return err
+		}
+		g, err = s.issue(ctx, q, tenantID, spent.UserID, spent.FamilyID, access, family)
 		return err
 	})
 	switch {
+	case errors.Is(err, ErrInvalidScope):
+		return Grant{}, ErrInvalidScope
 	case errors.Is(err, store.ErrNotFound):
 		return Grant{}, ErrInvalidGrant
 	case err != nil:
@@ -231,18 +260,47 @@ func (s *Service) Revoke(ctx context.Context, tenantID int64, token, hint string
 	return nil
 }
 
-func (s *Service) issue(ctx context.Context, q store.Querier, tenantID, userID int64, family []byte) (Grant, error) {
+// issue stores and returns a new pair of the family: an access token of
+// accessScope, a refresh token of refreshScope (the login's).
+func (s *Service) issue(ctx context.Context, q store.Querier, tenantID, userID int64, family []byte, accessScope, refreshScope string) (Grant, error) {
 	access, accessHash := newToken(accessPrefix)
 	refresh, refreshHash := newToken(refreshPrefix)
 	now := s.now()
 	err := s.db.InsertTokens(ctx, q, tenantID, store.TokenPair{
 		AccessHash: accessHash, RefreshHash: refreshHash, UserID: userID, FamilyID: family,
 		AccessExpiry: now.Add(s.cfg.AccessTTL), RefreshExpiry: now.Add(s.cfg.RefreshTTL),
+		AccessScope: accessScope, RefreshScope: refreshScope,
 	})
 	if err != nil {
 		return Grant{}, err
 	}
-	return Grant{AccessToken: access, RefreshToken: refresh, ExpiresIn: int64(s.cfg.AccessTTL / time.Second)}, nil
+	return Grant{AccessToken: access, RefreshToken: refresh, ExpiresIn: int64(s.cfg.AccessTTL / time.Second), Scope: accessScope}, nil
+}
+
+// narrowScope returns the scope a grant asks for within have (ScopeRead
+// or ScopeReadWrite): have when asked is "", otherwise the scope asked
+// for (RFC 6749 §3.3: space-separated scope tokens, in any order; "write"
+// includes reading). ErrInvalidScope when asked names an unknown token
+// or is wider than have.
+func narrowScope(asked, have string) (string, error) {
+	if asked == "" {
+		return have, nil
+	}
+	want := normalScope(asked)
+	if want == "" || want == ScopeReadWrite && have != ScopeReadWrite {
+		return "", ErrInvalidScope
+	}
+	return want, nil
+}
+
+// knownScope reads a stored scope as Authenticate reads an access
+// token's: ScopeRead when it says exactly that, otherwise ScopeReadWrite
+// (the column's default, the scope of every sign-in before scopes).
+func knownScope(stored string) string {
+	if stored == ScopeRead {
+		return ScopeRead
+	}
+	return ScopeReadWrite
 }
 
 // Authenticate checks a bearer token presented to the tenant.

@@ -34,12 +34,12 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		s.writeOAuthError(w, r, err)
 		return
 	}
-	body := map[string]any{"access_token": g.AccessToken, "token_type": "Bearer", "expires_in": g.ExpiresIn}
+	// Every answer names the access token's scope ("read" or "read
+	// write"), also when it is the one asked for (RFC 6749 §5.1 would
+	// allow leaving it out then): clients need not know the defaults.
+	body := map[string]any{"access_token": g.AccessToken, "token_type": "Bearer", "expires_in": g.ExpiresIn, "scope": g.Scope}
 	if g.RefreshToken != "" {
 		body["refresh_token"] = g.RefreshToken
-	}
-	if g.Scope != "" {
-		body["scope"] = g.Scope
 	}
 	writeJSON(w, http.StatusOK, body)
 }
@@ -78,13 +78,13 @@ func (s *Server) grant(r *http.Request) (auth.Grant, error) {
 		if username == "" || password == "" {
 			return auth.Grant{}, oauthFail(http.StatusBadRequest, "invalid_request", "username and password are required")
 		}
-		g, err = s.auth.PasswordGrant(r.Context(), tenantID, username, password, s.clientAddress(r))
+		g, err = s.auth.PasswordGrant(r.Context(), tenantID, username, password, form.Get("scope"), s.clientAddress(r))
 	case "refresh_token":
 		refresh := form.Get("refresh_token")
 		if refresh == "" {
 			return auth.Grant{}, oauthFail(http.StatusBadRequest, "invalid_request", "refresh_token is required")
 		}
-		g, err = s.auth.RefreshGrant(r.Context(), tenantID, refresh)
+		g, err = s.auth.RefreshGrant(r.Context(), tenantID, refresh, form.Get("scope"))
 	default:
 		g, err = s.auth.ClientCredentialsGrant(r.Context(), tenantID, id, secret, form.Get("scope"), s.clientAddress(r))
 	}
@@ -94,11 +94,19 @@ func (s *Server) grant(r *http.Request) (auth.Grant, error) {
 	case errors.Is(err, auth.ErrInvalidGrant):
 		return auth.Grant{}, oauthFail(http.StatusBadRequest, "invalid_grant", "the refresh token is unknown, expired or already used")
 	case errors.Is(err, auth.ErrInvalidScope):
-		return auth.Grant{}, oauthFail(http.StatusBadRequest, "invalid_scope", `scope must be "read" or "read write", within the client's scope`)
+		return auth.Grant{}, oauthFail(http.StatusBadRequest, "invalid_scope", invalidScope[grantType])
 	case errors.Is(err, auth.ErrInvalidClient):
 		return auth.Grant{}, invalidClient()
 	}
 	return g, err
+}
+
+// invalidScope describes a refused scope (RFC 6749 §5.2 invalid_scope)
+// per grant: what it may ask for.
+var invalidScope = map[string]string{
+	"password":           `scope must be "read" or "read write" (space-separated scope tokens read and write)`,
+	"refresh_token":      `scope must be "read" or "read write", and no wider than the scope of the refresh token's login`,
+	"client_credentials": `scope must be "read" or "read write", within the client's scope`,
 }
 
 // revoke is POST /oauth2/revoke (RFC 7009): 200 whether the token was

@@ -149,7 +149,8 @@ func securitySchemes() map[string]SecurityScheme {
 			Type: "oauth2",
 			Description: "OAuth 2.0 at `" + TokenURL + "` (form-encoded; the tenant header is required there too). The " +
 				"password grant signs a user in (`client_id` and `client_secret` are required but not validated, as form " +
-				"fields or HTTP Basic) with the scopes `read write`. The client_credentials grant gives an API client " +
+				"fields or HTTP Basic) with the scope it asks for, `read` or `read write` (the default); a refresh keeps " +
+				"its login's scope or narrows it. The client_credentials grant gives an API client " +
 				"(`/v1/api-clients`) a token of its user within its scope: `read` or `read write`. A `read` token gets 403 " +
 				"`insufficient_scope` on every write. Tokens end early at `" + RevokeURL + "` (RFC 7009).",
 			Flows: &OAuthFlows{

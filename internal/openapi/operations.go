@@ -163,7 +163,10 @@ var descriptions = map[string]opDesc{
 			"refresh_token grant renews a token; for both `client_id` and `client_secret` are required but not " +
 			"validated. The client_credentials grant gives an API client (`/v1/api-clients`) an access token (no " +
 			"refresh token) that acts as the client's user within its scope, or the narrower `scope` asked for; a " +
-			"wrong id or secret → 401 `invalid_client`. Credentials come as form fields or in an HTTP Basic " +
+			"wrong id or secret → 401 `invalid_client`. Every grant takes an optional `scope`, `read` or `read write`, " +
+			"and narrows only: a sign-in's default is `read write`, a refresh's the scope of its login (a narrower one " +
+			"narrows the new access token; the new refresh token keeps the login's scope). The answer always carries " +
+			"the access token's `scope`. Credentials come as form fields or in an HTTP Basic " +
 			"`Authorization` header (RFC 6749 §2.3.1). A tenant header is required. Refresh tokens rotate: a refresh " +
 			"returns a new refresh token and the old one stops working; reusing a spent refresh token revokes every " +
 			"token of the same login. Other grant types, `authorization_code` included, → `unsupported_grant_type`. " +
@@ -177,7 +180,8 @@ var descriptions = map[string]opDesc{
 			"400": oauthError("`invalid_request` (a missing field, missing client credentials, a wrong content type; " +
 				"a missing or unknown tenant, with `code` `tenant_required`, `unknown_tenant` or `tenant_mismatch`), " +
 				"`invalid_grant` (wrong e-mail or password; unknown, expired or spent refresh token), `invalid_scope` " +
-				"(a scope beyond the client's) or `unsupported_grant_type`."),
+				"(an unknown scope token, or a scope beyond the client's or the refresh token's login) or " +
+				"`unsupported_grant_type`."),
 			"401": oauthError("Client authentication failed (`invalid_client`): an unknown client, a wrong secret, a "+
 				"client of another tenant or whose user is gone. With `WWW-Authenticate: Basic` when Basic was used.",
 				"WWW-Authenticate"),
@@ -416,15 +420,18 @@ func operationSchemas() map[string]Schema {
 		// encode no form body that is a union.
 		"TokenRequest": {"type": "object",
 			"description": "A password grant (`username` and `password` required), a refresh_token grant (`refresh_token` " +
-				"required) or a client_credentials grant (an API client's `client_id` and `client_secret`, optional " +
-				"`scope`); the other grants' fields are ignored.",
+				"required) or a client_credentials grant (an API client's `client_id` and `client_secret`), each with an " +
+				"optional `scope`; the other grants' fields are ignored.",
 			"required": []string{"grant_type", "client_id", "client_secret"},
 			"properties": map[string]Schema{
 				"grant_type": {"type": "string", "enum": []string{"password", "refresh_token", "client_credentials"},
 					"description": "`password` signs a user in; `refresh_token` renews a token (the refresh token is spent); " +
 						"`client_credentials` authenticates an API client."},
 				"scope": {"type": "string", "enum": []string{"read", "read write"},
-					"description": "client_credentials only: a scope within the client's (default: the client's)."},
+					"description": "The scope asked for, space-separated scope tokens (RFC 6749 §3.3, any order). password: " +
+						"`read` or `read write` (default). refresh_token: within the scope of the refresh token's login " +
+						"(default: that scope); it narrows the new access token only. client_credentials: within the " +
+						"client's (default: the client's). Anything else → 400 `invalid_scope`."},
 				"username":      {"type": "string", "format": "email", "description": "The user's e-mail address; required with the password grant."},
 				"password":      {"type": "string", "format": "password", "description": "The user's password; required with the password grant."},
 				"refresh_token": str("A refresh token of the tenant; required with the refresh_token grant."),
@@ -433,13 +440,13 @@ func operationSchemas() map[string]Schema {
 				"client_secret": str("An API client's secret with client_credentials; otherwise not validated. The form field " +
 					"may be left out when an HTTP Basic `Authorization` header carries it."),
 			}},
-		"TokenResponse": {"type": "object", "required": []string{"access_token", "token_type", "expires_in"},
+		"TokenResponse": {"type": "object", "required": []string{"access_token", "token_type", "expires_in", "scope"},
 			"properties": map[string]Schema{
 				"access_token":  str("The bearer token for data requests."),
 				"token_type":    {"type": "string", "enum": []string{"Bearer"}},
 				"expires_in":    {"type": "integer", "description": "Lifetime of the access token, seconds (about 3600)."},
 				"refresh_token": str("Renews the access token once; rotates. Not given to API clients."),
-				"scope":         {"type": "string", "enum": []string{"read", "read write"}, "description": "API clients' tokens: their scope."},
+				"scope":         {"type": "string", "enum": []string{"read", "read write"}, "description": "The access token's scope."},
 			}},
 		"Change": {"type": "object", "description": "One change of the feed; also the `data` of a webhook delivery.",
 			"required": []string{"cursor", "resource", "id", "op", "at", "record"},

@@ -11,8 +11,14 @@ import (
 // ErrTokenReused means a refresh token that was already spent came back.
 var ErrTokenReused = errors.New("refresh token reused")
 
+// FullScope is the scope of a sign-in that asked for no narrower one,
+// and of every token stored before tokens carried a scope.
+const FullScope = "read write"
+
 // TokenPair is what the service stores for one issued access and refresh
-// token: their hashes, never the tokens.
+// token: their hashes, never the tokens, and their scopes ("read" or
+// "read write"; empty: FullScope). The refresh token's is the scope of
+// its login, which a refresh may narrow for the access token only.
 type TokenPair struct {
 	AccessHash    []byte
 	RefreshHash   []byte
@@ -20,6 +26,24 @@ type TokenPair struct {
 	FamilyID      []byte // every token descended from one login shares it
 	AccessExpiry  time.Time
 	RefreshExpiry time.Time
+	AccessScope   string
+	RefreshScope  string
+}
+
+// SpentRefresh is what a spent refresh token names: its user, its family
+// and its scope.
+type SpentRefresh struct {
+	UserID   int64
+	FamilyID []byte
+	Scope    string
+}
+
+// orFullScope is scope, or FullScope when it is empty.
+func orFullScope(scope string) string {
+	if scope == "" {
+		return FullScope
+	}
+	return scope
 }
 
 // AccessToken is a stored access token joined with its user.
@@ -81,17 +105,17 @@ func (db *DB) RefreshTokenFamily(ctx context.Context, q Querier, tenantID int64,
 	return family, nil
 }
 
-// InsertTokens stores a new access/refresh pair.
+// InsertTokens stores a new access/refresh pair with their scopes.
 func (db *DB) InsertTokens(ctx context.Context, q Querier, tenantID int64, p TokenPair) error {
 	_, err := q.ExecContext(ctx,
-		`INSERT INTO access_tokens (tenant_id, token_hash, user_id, family_id, expires_at) VALUES ($1, $2, $3, $4, $5)`,
-		tenantID, p.AccessHash, p.UserID, p.FamilyID, p.AccessExpiry.UnixMilli())
+		`INSERT INTO access_tokens (tenant_id, token_hash, user_id, family_id, expires_at, scope) VALUES ($1, $2, $3, $4, $5, $6)`,
+		tenantID, p.AccessHash, p.UserID, p.FamilyID, p.AccessExpiry.UnixMilli(), orFullScope(p.AccessScope))
 	if err != nil {
 		return fmt.Errorf("insert access token: %w", err)
 	}
 	_, err = q.ExecContext(ctx,
-		`INSERT INTO refresh_tokens (tenant_id, token_hash, user_id, family_id, expires_at) VALUES ($1, $2, $3, $4, $5)`,
-		tenantID, p.RefreshHash, p.UserID, p.FamilyID, p.RefreshExpiry.UnixMilli())
+		`INSERT INTO refresh_tokens (tenant_id, token_hash, user_id, family_id, expires_at, scope) VALUES ($1, $2, $3, $4, $5, $6)`,
+		tenantID, p.RefreshHash, p.UserID, p.FamilyID, p.RefreshExpiry.UnixMilli(), orFullScope(p.RefreshScope))
 	if err != nil {
 		return fmt.Errorf("insert refresh token: %w", err)
 	}
@@ -120,35 +144,46 @@ func (db *DB) AccessTokenByHash(ctx context.Context, tenantID int64, hash []byte
 	return t, nil
 }
 
-// SpendRefreshToken marks a live refresh token used and returns its user and
-// family. A token that was spent before returns ErrTokenReused with its
-// family id, so the caller can revoke the family; anything else unusable
-// returns ErrNotFound. Exactly one of several concurrent callers succeeds.
+// SpendRefreshToken is SpendRefresh without the scope.
 func (db *DB) SpendRefreshToken(ctx context.Context, q Querier, tenantID int64, hash []byte, now time.Time) (userID int64, family []byte, err error) {
-	err = q.QueryRowContext(ctx,
+	r, err := db.SpendRefresh(ctx, q, tenantID, hash, now)
+	return r.UserID, r.FamilyID, err
+}
+
+// SpendRefresh marks a live refresh token used and returns its user,
+// family and scope. A token that was spent before returns ErrTokenReused
+// with its family id, so the caller can revoke the family; anything else
+// unusable returns ErrNotFound. Exactly one of several concurrent callers
+// succeeds.
+func (db *DB) SpendRefresh(ctx context.Context, q Querier, tenantID int64, hash []byte, now time.Time) (SpentRefresh, error) {
+	var r SpentRefresh
+	err := q.QueryRowContext(ctx,
 		`UPDATE refresh_tokens SET used = TRUE
 		  WHERE tenant_id = $1 AND token_hash = $2 AND used = FALSE AND revoked = FALSE AND expires_at > $3
-		  RETURNING user_id, family_id`,
-		tenantID, hash, now.UnixMilli()).Scan(&userID, &family)
+		  RETURNING user_id, family_id, scope`,
+		tenantID, hash, now.UnixMilli()).Scan(&r.UserID, &r.FamilyID, &r.Scope)
 	if err == nil {
-		return userID, family, nil
+		return r, nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
-		return 0, nil, fmt.Errorf("spend refresh token: %w", err)
+		return SpentRefresh{}, fmt.Errorf("spend refresh token: %w", err)
 	}
-	var used bool
+	var (
+		used   bool
+		family []byte
+	)
 	err = q.QueryRowContext(ctx,
 		`SELECT used, family_id FROM refresh_tokens WHERE tenant_id = $1 AND token_hash = $2`,
 		tenantID, hash).Scan(&used, &family)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return 0, nil, fmt.Errorf("refresh token: %w", ErrNotFound)
+		return SpentRefresh{}, fmt.Errorf("refresh token: %w", ErrNotFound)
 	case err != nil:
-		return 0, nil, fmt.Errorf("refresh token: %w", err)
+		return SpentRefresh{}, fmt.Errorf("refresh token: %w", err)
 	case used:
-		return 0, family, ErrTokenReused
+		return SpentRefresh{FamilyID: family}, ErrTokenReused
 	default: // expired or revoked
-		return 0, nil, fmt.Errorf("refresh token: %w", ErrNotFound)
+		return SpentRefresh{}, fmt.Errorf("refresh token: %w", ErrNotFound)
 	}
 }
 
