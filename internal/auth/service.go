@@ -30,6 +30,9 @@ type Principal struct {
 	// ReadOnly: the token's scope is read; every write is refused
 	// (insufficient_scope).
 	ReadOnly bool
+	// ClientID is the API client the token was given to (0: the user
+	// signed in themselves).
+	ClientID int64
 }
 
 // Grant is an issued token pair.
@@ -323,7 +326,7 @@ func (s *Service) Authenticate(ctx context.Context, tenantID int64, token string
 	if t.Revoked || !now.Before(t.ExpiresAt) {
 		return Principal{}, ErrUnauthorized
 	}
-	p := Principal{TenantID: tenantID, UserID: t.UserID, IsAdmin: t.IsAdmin, ReadOnly: t.Scope == ScopeRead}
+	p := Principal{TenantID: tenantID, UserID: t.UserID, IsAdmin: t.IsAdmin, ReadOnly: t.Scope == ScopeRead, ClientID: t.ClientID}
 	until := now.Add(s.cfg.CacheTTL)
 	if t.ExpiresAt.Before(until) {
 		until = t.ExpiresAt

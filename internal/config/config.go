@@ -65,10 +65,14 @@ type Config struct {
 
 	// Not flags: webhook delivery timing, which tests shorten. Zero takes
 	// the defaults (a first retry after 5s, retries for 24h, a look for
-	// work every second).
+	// work every second, a worker's turn of a second while others wait).
 	WebhookRetryBase time.Duration
 	WebhookRetryFor  time.Duration
 	WebhookPoll      time.Duration
+	WebhookBudget    time.Duration
+	// FeedLook is how often a waiting read of the change feed looks for
+	// changes itself while commits wake it (zero: 5s); tests lengthen it.
+	FeedLook time.Duration
 	// WebhookLookup, when set, resolves webhook hosts at create and
 	// change instead of the system resolver (tests of DNS rebinding).
 	WebhookLookup func(ctx context.Context, host string) ([]netip.Addr, error)

@@ -56,78 +56,135 @@ func heapPeak(fn func()) uint64 {
 	return 0
 }
 
-// TestPopulateMemory: expanding references of a long list holds a few
-// records at a time, not the list: 60 time entries referring to 6
-// projects of 1.5 MiB each (more than the expansion keeps at once) make an
-// answer of 90 MB, and the heap grows by far less than 64 MiB while it
-// is written, for one request and for three at once.
-func TestPopulateMemory(t *testing.T) {
+// memoryCase is an endpoint that answers data of unbounded size: seed
+// writes records of 1 MiB or more in a tenant of its own and returns
+// who reads, the path of the endpoint's largest page, and how many bytes
+// that page has at the least (proof that the records were read).
+type memoryCase struct {
+	name string
+	seed func(t *testing.T, srv *testenv.Server, tn testenv.Tenant) (c *testenv.Client, path string, atLeast int64)
+}
+
+// memoryCases: every endpoint that returns data of unbounded size has a
+// row. A new such endpoint adds its own.
+var memoryCases = []memoryCase{
+	{"populated list", seedPopulated},
+	{"list", seedMemberEntries("/v1/time-entries?limit=50000", 96<<20)},
+	{"change feed", seedMemberEntries("/v1/changes?limit=10000", 1<<20)},
+}
+
+// TestMemory: reading an endpoint's largest page of large records, once
+// and three times at once, grows the heap by less than 64 MiB per
+// request: lists stream from a spool, populate holds a few records at a
+// time, a feed page ends at its byte budget.
+func TestMemory(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
-		acme := srv.CreateTenant(t, "acme")
-		db, ctx := srv.Service.DB, context.Background()
-		pad := strings.Repeat("m", 3<<19)
-		var projects []int64
-		err := db.Tx(ctx, func(q store.Querier) error {
-			for i := 0; i < 6; i++ {
-				id, err := db.NewID(ctx, q, acme.ID)
-				if err != nil {
-					return err
+		for i, mc := range memoryCases {
+			t.Run(mc.name, func(t *testing.T) {
+				c, path, atLeast := mc.seed(t, srv, srv.CreateTenant(t, fmt.Sprintf("mem%d", i)))
+				// get streams the answer away instead of reading it whole as
+				// the client's Send does: an answer held in this process would
+				// count in the heap the test measures. It runs beside the
+				// test, so it reports instead of stopping the test.
+				get := func() int64 {
+					resp, err := http.DefaultClient.Do(c.Request(t, http.MethodGet, path, nil))
+					if err != nil {
+						t.Error(err)
+						return 0
+					}
+					defer resp.Body.Close()
+					n, err := io.Copy(io.Discard, resp.Body)
+					if err != nil || resp.StatusCode != http.StatusOK {
+						t.Errorf("GET %s: %d after %d bytes: %v", path, resp.StatusCode, n, err)
+					}
+					return n
 				}
-				if _, err := db.InsertRecord(ctx, q, acme.ID, store.Collection{Table: "records", Resource: "projects"}, id, map[string]any{"name": fmt.Sprint("p", i), "pad": pad}); err != nil {
-					return err
+				var size int64
+				one := heapPeak(func() { size = get() })
+				if size < atLeast {
+					t.Fatalf("GET %s answered %d bytes, want at least %d", path, size, atLeast)
 				}
-				projects = append(projects, id)
-			}
-			for i := 0; i < 60; i++ {
-				id, err := db.NewID(ctx, q, acme.ID)
-				if err != nil {
-					return err
+				three := heapPeak(func() {
+					var wg sync.WaitGroup
+					for range 3 {
+						wg.Add(1)
+						go func() { defer wg.Done(); get() }()
+					}
+					wg.Wait()
+				})
+				t.Logf("heap growth: %d MiB for one answer of %d MiB, %d MiB for three at once", one>>20, size>>20, three>>20)
+				if one > 64<<20 || three > 3*64<<20 {
+					t.Errorf("heap grew by %d MiB for one request, %d MiB for three; at most 64 MiB per request", one>>20, three>>20)
 				}
-				doc := map[string]any{"trackingType": "WORK", "project": projects[i%len(projects)], "day": "2026-01-05", "duration": 60, "user": acme.AdminID}
-				if _, err := db.InsertRecord(ctx, q, acme.ID, store.Collection{Table: "records", Resource: "time-entries"}, id, doc); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := srv.SignIn(t, acme)
-		// get streams the answer away instead of reading it whole as the
-		// client's Send does: a 90 MB answer held in this process would
-		// count in the heap the test measures. It runs beside the test,
-		// so it reports instead of stopping the test.
-		get := func() int64 {
-			resp, err := http.DefaultClient.Do(c.Request(t, http.MethodGet, "/v1/time-entries?populate=project&limit=1000", nil))
-			if err != nil {
-				t.Error(err)
-				return 0
-			}
-			defer resp.Body.Close()
-			n, err := io.Copy(io.Discard, resp.Body)
-			if err != nil || resp.StatusCode != http.StatusOK {
-				t.Errorf("populated list: %d after %d bytes: %v", resp.StatusCode, n, err)
-			}
-			return n
-		}
-		var size int64
-		one := heapPeak(func() { size = get() })
-		if size < 90<<20 {
-			t.Fatalf("the populated list has %d bytes, want every entry with its 1 MiB project", size)
-		}
-		three := heapPeak(func() {
-			var wg sync.WaitGroup
-			for range 3 {
-				wg.Add(1)
-				go func() { defer wg.Done(); get() }()
-			}
-			wg.Wait()
-		})
-		t.Logf("heap growth: %d MiB for one populated list of %d MiB, %d MiB for three at once", one>>20, size>>20, three>>20)
-		if one > 64<<20 || three > 3*64<<20 {
-			t.Errorf("heap grew by %d MiB for one request, %d MiB for three; at most 64 MiB per request", one>>20, three>>20)
+			})
 		}
 	})
+}
+
+// seedPopulated: 60 time entries referring to 6 projects of 1.5 MiB each
+// (more than the expansion keeps at once), read with populate: an answer
+// of 90 MB.
+func seedPopulated(t *testing.T, srv *testenv.Server, tn testenv.Tenant) (*testenv.Client, string, int64) {
+	db, ctx := srv.Service.DB, context.Background()
+	pad := strings.Repeat("m", 3<<19)
+	var projects []int64
+	err := db.Tx(ctx, func(q store.Querier) error {
+		for i := 0; i < 6; i++ {
+			id, err := db.NewID(ctx, q, tn.ID)
+			if err != nil {
+				return err
+			}
+			if _, err := db.InsertRecord(ctx, q, tn.ID, store.Collection{Table: "records", Resource: "projects"}, id, map[string]any{"name": fmt.Sprint("p", i), "pad": pad}); err != nil {
+				return err
+			}
+			projects = append(projects, id)
+		}
+		for i := 0; i < 60; i++ {
+			id, err := db.NewID(ctx, q, tn.ID)
+			if err != nil {
+				return err
+			}
+			doc := map[string]any{"trackingType": "WORK", "project": projects[i%len(projects)], "day": "2026-01-05", "duration": 60, "user": tn.AdminID}
+			if _, err := db.InsertRecord(ctx, q, tn.ID, store.Collection{Table: "records", Resource: "time-entries"}, id, doc); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv.SignIn(t, tn), "/v1/time-entries?populate=project&limit=1000", 90 << 20
+}
+
+// seedMemberEntries: a member's 96 time entries, each with an attribute
+// of 1 MiB (each also a change of the feed: the store records its
+// writes), read at path by that member.
+func seedMemberEntries(path string, atLeast int64) func(t *testing.T, srv *testenv.Server, tn testenv.Tenant) (*testenv.Client, string, int64) {
+	return func(t *testing.T, srv *testenv.Server, tn testenv.Tenant) (*testenv.Client, string, int64) {
+		member := srv.SignIn(t, tn).Member(t, "member@"+tn.Slug+".test")
+		db, ctx := srv.Service.DB, context.Background()
+		notes := strings.Repeat("n", 1<<20)
+		for range 12 {
+			err := db.Tx(ctx, func(q store.Querier) error {
+				for range 8 {
+					id, err := db.NewID(ctx, q, tn.ID)
+					if err != nil {
+						return err
+					}
+					doc := map[string]any{"trackingType": "WORKTIME", "day": "2026-01-05", "user": member.UserID,
+						"startTime": "2026-01-05T08:00:00.000Z", "endTime": "2026-01-05T09:00:00.000Z", "notes": notes}
+					if _, err := db.InsertRecord(ctx, q, tn.ID, store.Collection{Table: "records", Resource: "time-entries"}, id, doc); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		return member, path, atLeast
+	}
 }

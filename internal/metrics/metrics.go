@@ -25,6 +25,8 @@ type Metrics struct {
 	changes        prometheus.Counter
 	batches        prometheus.Histogram
 	feedLag        prometheus.Histogram
+	feedReads      prometheus.Counter
+	feedWaiting    prometheus.Gauge
 	deliveries     *prometheus.CounterVec
 	oldestDelivery prometheus.Gauge
 	// redisUp has no labels; as a vector it is exported only once set,
@@ -82,6 +84,14 @@ func New(pools map[string]*sql.DB) *Metrics {
 			Help:    "Time from a change's commit to a feed read or webhook delivery handing it out.",
 			Buckets: []float64{.01, .05, .1, .5, 1, 5, 30, 60, 300, 3600, 86400},
 		}),
+		feedReads: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "planwerk_feed_reads_total",
+			Help: "Reads of changes from the database by change feed requests (a waiting request reads again when its tenant commits).",
+		}),
+		feedWaiting: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "planwerk_feed_waiting",
+			Help: "Change feed requests waiting for a change (wait).",
+		}),
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "planwerk_webhook_deliveries_total",
 			Help: "Webhook delivery attempts by outcome (delivered, retry, failed, disabled).",
@@ -104,7 +114,7 @@ func New(pools map[string]*sql.DB) *Metrics {
 		}, []string{"gate", "reason"}),
 	}
 	m.registry.MustRegister(m.requests, m.duration, m.uploadBytes, m.rateLimited, m.loginFailures, m.grants, m.brakeRefusals,
-		m.changes, m.batches, m.feedLag, m.deliveries, m.oldestDelivery,
+		m.changes, m.batches, m.feedLag, m.feedReads, m.feedWaiting, m.deliveries, m.oldestDelivery,
 		m.redisUp, m.rateLimitFallback, m.overloaded,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for name, pool := range pools {
@@ -186,6 +196,20 @@ func (m *Metrics) CommitBatch(writes int) {
 func (m *Metrics) FeedLag(d time.Duration) {
 	if m != nil {
 		m.feedLag.Observe(d.Seconds())
+	}
+}
+
+// FeedRead counts a read of changes by a change feed request.
+func (m *Metrics) FeedRead() {
+	if m != nil {
+		m.feedReads.Inc()
+	}
+}
+
+// FeedWaiting adds delta to the change feed requests waiting.
+func (m *Metrics) FeedWaiting(delta int) {
+	if m != nil {
+		m.feedWaiting.Add(float64(delta))
 	}
 }
 

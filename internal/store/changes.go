@@ -40,6 +40,7 @@ type Change struct {
 	Op       string
 	At       string
 	Doc      []byte
+	Size     int64 // of the document as stored, in bytes
 	tenant   int64 // while pending in a transaction
 }
 
@@ -120,7 +121,7 @@ func (db *DB) flushChanges(ctx context.Context, t *txn) ([]int64, error) {
 			return nil, err
 		}
 		for start := len(head); start < len(cs); start += changesPerInsert {
-			if err := insertChanges(ctx, t, tenantID, first+int64(start), cs[start:min(start+changesPerInsert, len(cs))]); err != nil {
+			if err := insertChanges(ctx, t, tenantID, first+int64(start), cs[start:min(start+changesPerInsert, len(cs))], db.dialect.changeSizeStored()); err != nil {
 				return nil, err
 			}
 		}
@@ -147,23 +148,38 @@ func (t *txn) byTenant() ([]int64, map[int64][]Change) {
 const claimPositions = `INSERT INTO change_positions (tenant_id, last) VALUES ($1, $2)
 	ON CONFLICT (tenant_id) DO UPDATE SET last = change_positions.last + $2`
 
-// changesPerInsert bounds one statement's rows (7 parameters each: far
+// changesPerInsert bounds one statement's rows (8 parameters each: far
 // below either engine's limit of bound parameters).
 const changesPerInsert = 100
 
 // insertChanges stores changes at consecutive positions from first, in
-// one statement.
-func insertChanges(ctx context.Context, q Querier, tenantID, first int64, cs []Change) error {
+// one statement; sized: with their documents' sizes.
+func insertChanges(ctx context.Context, q Querier, tenantID, first int64, cs []Change, sized bool) error {
 	var sb strings.Builder
-	sb.WriteString(`INSERT INTO changes (tenant_id, seq, resource, record_id, op, at, doc) VALUES `)
-	args := make([]any, 0, 7*len(cs))
+	sb.WriteString(`INSERT INTO changes (tenant_id, seq, resource, record_id, op, at, doc`)
+	width := 7
+	if sized {
+		sb.WriteString(`, doc_bytes`)
+		width = 8
+	}
+	sb.WriteString(`) VALUES `)
+	args := make([]any, 0, width*len(cs))
 	for i, c := range cs {
 		if i > 0 {
 			sb.WriteString(", ")
 		}
-		n := len(args)
-		fmt.Fprintf(&sb, "($%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7)
+		sb.WriteString("(")
+		for j := range width {
+			if j > 0 {
+				sb.WriteString(", ")
+			}
+			fmt.Fprintf(&sb, "$%d", len(args)+j+1)
+		}
+		sb.WriteString(")")
 		args = append(args, tenantID, first+int64(i), c.Resource, c.RecordID, c.Op, c.At, string(c.Doc))
+		if sized {
+			args = append(args, len(c.Doc))
+		}
 	}
 	if _, err := q.ExecContext(ctx, sb.String(), args...); err != nil {
 		return fmt.Errorf("record changes: %w", err)
@@ -171,28 +187,53 @@ func insertChanges(ctx context.Context, q Querier, tenantID, first int64, cs []C
 	return nil
 }
 
-// changeSignal wakes the feed's waiters in this process after a commit
-// that recorded changes; waiters on other instances poll.
+// changeSignal wakes waiters after commits that recorded changes: those
+// of the tenants whose changes they were, and those that wait for any
+// tenant's (the webhook dispatcher). A commit of this process fires it
+// directly; on PostgreSQL, so does every instance's commit, through the
+// notification that carries its tenant. A tenant's entry lives from the
+// first waiter after a firing to the next firing of that tenant.
 type changeSignal struct {
-	mu sync.Mutex
-	ch chan struct{}
+	mu       sync.Mutex
+	any      chan struct{}
+	byTenant map[int64]chan struct{}
 }
 
-func (s *changeSignal) wait() <-chan struct{} {
+// wait returns a channel closed at the next firing for the tenant, or
+// for any tenant when tenantID is 0.
+func (s *changeSignal) wait(tenantID int64) <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ch == nil {
-		s.ch = make(chan struct{})
+	if tenantID == 0 {
+		if s.any == nil {
+			s.any = make(chan struct{})
+		}
+		return s.any
 	}
-	return s.ch
+	if s.byTenant == nil {
+		s.byTenant = map[int64]chan struct{}{}
+	}
+	ch, ok := s.byTenant[tenantID]
+	if !ok {
+		ch = make(chan struct{})
+		s.byTenant[tenantID] = ch
+	}
+	return ch
 }
 
-func (s *changeSignal) fire() {
+// fire wakes the waiters of the tenants and of any tenant.
+func (s *changeSignal) fire(tenants ...int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ch != nil {
-		close(s.ch)
-		s.ch = nil
+	if s.any != nil {
+		close(s.any)
+		s.any = nil
+	}
+	for _, id := range tenants {
+		if ch, ok := s.byTenant[id]; ok {
+			close(ch)
+			delete(s.byTenant, id)
+		}
 	}
 }
 
@@ -200,14 +241,25 @@ func (s *changeSignal) fire() {
 // (for metrics). Call it before the database is used.
 func (db *DB) ObserveChanges(fn func(n int)) { db.observeChanges = fn }
 
-// ChangeSignal returns a channel closed at the next commit of this
-// process that records changes.
-func (db *DB) ChangeSignal() <-chan struct{} { return db.signal.wait() }
+// ChangeSignal returns a channel closed at the next commit that records
+// changes of any tenant (of this process, or on PostgreSQL of any).
+func (db *DB) ChangeSignal() <-chan struct{} { return db.signal.wait(0) }
+
+// TenantChangeSignal returns a channel closed at the next commit that
+// records changes of the tenant: other tenants' commits leave it be.
+func (db *DB) TenantChangeSignal(tenantID int64) <-chan struct{} { return db.signal.wait(tenantID) }
+
+// ChangeReadBytes is the byte budget of one read of changes: the read
+// ends after the change at which their documents add up to this or more.
+const ChangeReadBytes = 4 << 20
 
 // ChangesAfter returns the tenant's changes after position after, in
-// order, at most limit, of the given resources (all when empty).
+// order, at most limit, of the given resources (all when empty), and
+// ending early after the change at which their documents (Size) add up
+// to ChangeReadBytes: a read ended so has at least that many bytes,
+// which tells it from the end of the feed.
 func (db *DB) ChangesAfter(ctx context.Context, tenantID, after int64, resources []string, limit int) ([]Change, error) {
-	q := `SELECT seq, resource, record_id, op, at, ` + db.dialect.docColumn() + ` FROM changes WHERE tenant_id = $1 AND seq > $2`
+	q := `tenant_id = $1 AND seq > $2`
 	args := []any{tenantID, after}
 	if len(resources) > 0 {
 		marks := make([]string, len(resources))
@@ -219,19 +271,21 @@ func (db *DB) ChangesAfter(ctx context.Context, tenantID, after int64, resources
 	}
 	args = append(args, limit)
 	q += fmt.Sprintf(` ORDER BY seq LIMIT $%d`, len(args))
-	rows, err := db.read.QueryContext(ctx, q, args...)
+	rows, err := db.read.QueryContext(ctx, db.dialect.changesQuery(q), args...)
 	if err != nil {
 		return nil, fmt.Errorf("changes: %w", err)
 	}
 	defer rows.Close()
 	var out []Change
-	for rows.Next() {
+	var size int64
+	for size < ChangeReadBytes && rows.Next() {
 		var c Change
 		var doc string
-		if err := rows.Scan(&c.Seq, &c.Resource, &c.RecordID, &c.Op, &c.At, &doc); err != nil {
+		if err := rows.Scan(&c.Seq, &c.Resource, &c.RecordID, &c.Op, &c.At, &doc, &c.Size); err != nil {
 			return nil, fmt.Errorf("changes: %w", err)
 		}
 		c.Doc = []byte(doc)
+		size += c.Size
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {

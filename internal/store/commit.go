@@ -45,9 +45,10 @@ type committer struct {
 	maxBatch int
 	// observe learns the size of each committed batch; may be nil.
 	observe func(writes int)
-	// changed is called after a commit that recorded changes (it wakes
-	// the feed's waiters), whether or not their requests still listen.
-	changed func()
+	// changed is called after a commit that recorded changes, with their
+	// tenants (it wakes the feed's waiters), whether or not their requests
+	// still listen.
+	changed func(tenants ...int64)
 	hot     *hotStatements
 	stop    chan struct{}
 	stopped chan struct{}
@@ -68,12 +69,12 @@ type turnGrant struct {
 }
 
 type turnResult struct {
-	kept    bool // the write's work stays in the transaction
-	broken  bool // the transaction can no longer be used
-	changed bool // the write recorded changes for the feed
+	kept    bool    // the write's work stays in the transaction
+	broken  bool    // the transaction can no longer be used
+	changed []int64 // the tenants whose changes the write recorded for the feed
 }
 
-func newCommitter(pool *sql.DB, maxBatch int, wait time.Duration, changed func()) *committer {
+func newCommitter(pool *sql.DB, maxBatch int, wait time.Duration, changed func(tenants ...int64)) *committer {
 	c := &committer{pool: pool, queue: make(chan *commitJob, maxBatch), wait: wait, maxBatch: maxBatch, changed: changed,
 		hot: newHotStatements(maxHot), stop: make(chan struct{}), stopped: make(chan struct{})}
 	go c.run()
@@ -112,7 +113,8 @@ func (c *committer) batch(first *commitJob, last int) int {
 		return 0
 	}
 	var kept []*commitJob
-	broken, changed := false, false
+	broken := false
+	var changed []int64
 	size := 0
 	give := func(j *commitJob) {
 		size++
@@ -122,7 +124,7 @@ func (c *committer) batch(first *commitJob, last int) int {
 		r := <-j.done
 		if r.kept {
 			kept = append(kept, j)
-			changed = changed || r.changed
+			changed = append(changed, r.changed...)
 		}
 		broken = broken || r.broken
 	}
@@ -163,8 +165,8 @@ func (c *committer) batch(first *commitJob, last int) int {
 		if c.observe != nil {
 			c.observe(len(kept))
 		}
-		if changed {
-			c.changed()
+		if len(changed) > 0 {
+			c.changed(changed...)
 		}
 	}
 	for _, j := range kept {
@@ -274,7 +276,7 @@ func (db *DB) turn(ctx context.Context, tx hotTx, j *commitJob, fn func(q Querie
 		r.broken = true
 		return fmt.Errorf("end write: %w", err)
 	}
-	r.kept, r.changed = true, len(tenants) > 0
+	r.kept, r.changed = true, tenants
 	return nil
 }
 

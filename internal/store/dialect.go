@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -45,10 +46,6 @@ type dialect interface {
 	// forUpdate is the clause that keeps the rows a SELECT reads locked
 	// until the transaction ends.
 	forUpdate() string
-	// skipLocked is the clause of a SELECT across tenants that locks the
-	// rows it reads and skips those another transaction holds; "" where
-	// there is no such clause.
-	skipLocked() string
 	// setAttribute is the document with the string attribute name (a
 	// constant of Planwerk's) set to the bound value v, and updatedAt to
 	// the bound timestamp now.
@@ -58,6 +55,16 @@ type dialect interface {
 	// returns the first position. Where other processes listen, it also
 	// announces that the transaction, when it commits, recorded changes.
 	claimChanges(ctx context.Context, q Querier, tenantID int64, n int, head []Change) (first int64, err error)
+	// changesQuery is the SELECT of changes (seq, resource, record_id,
+	// op, at, document text, document bytes) that match cond (a WHERE
+	// condition with ORDER BY seq and a LIMIT). Where the database would
+	// send every row of the LIMIT, read or not, it ends the rows after
+	// the one at which the documents add up to ChangeReadBytes; the reader
+	// stops there in any case.
+	changesQuery(cond string) string
+	// changeSizeStored says whether changes store their documents' size
+	// (doc_bytes), which every insert of changes then writes.
+	changeSizeStored() bool
 	// eachDoc runs a query of one text column on pool and calls fn with
 	// each row's value, valid only during the call.
 	eachDoc(ctx context.Context, pool *readPool, query string, args []any, fn func(doc []byte) error) error
@@ -133,14 +140,19 @@ func (sqliteDialect) crossTenantRead(context.Context, Querier) error { return ni
 
 func (sqliteDialect) docColumn() string { return "doc" }
 
+// SQLite's reader stops at the budget, and the rows it leaves are never
+// read: the size is measured on the text read anyway.
+func (sqliteDialect) changesQuery(cond string) string {
+	return `SELECT seq, resource, record_id, op, at, doc, octet_length(doc) FROM changes WHERE ` + cond
+}
+
+func (sqliteDialect) changeSizeStored() bool { return false }
+
 // SQLite stores the document as text already.
 func (sqliteDialect) storedDoc() string { return "doc" }
 
 // SQLite write transactions already hold the database's write lock.
 func (sqliteDialect) forUpdate() string { return "" }
-
-// The single writer claims alone.
-func (sqliteDialect) skipLocked() string { return "" }
 
 // SQLite has one writing process: its commits wake waiters directly. Its
 // statements cost no round trip, so the positions and the changes are two.
@@ -151,7 +163,7 @@ func (sqliteDialect) claimChanges(ctx context.Context, q Querier, tenantID int64
 		return 0, fmt.Errorf("change positions: %w", err)
 	}
 	first := last - int64(n) + 1
-	return first, insertChanges(ctx, q, tenantID, first, head)
+	return first, insertChanges(ctx, q, tenantID, first, head, false)
 }
 
 func (sqliteDialect) eachDoc(ctx context.Context, pool *readPool, query string, args []any, fn func(doc []byte) error) error {
@@ -305,16 +317,23 @@ func (citusDialect) crossTenantRead(ctx context.Context, q Querier) error {
 // PostgreSQL renders jsonb as text.
 func (postgresDialect) docColumn() string { return "doc::text" }
 
+// PostgreSQL would send every row of the LIMIT, read or not, so a
+// running sum of the stored sizes cuts the rows on the server; a document
+// it cuts is never rendered.
+func (postgresDialect) changesQuery(cond string) string {
+	return `SELECT seq, resource, record_id, op, at, doc::text, doc_bytes FROM (
+		SELECT l.*, SUM(doc_bytes) OVER (ORDER BY seq) - doc_bytes AS before FROM (
+			SELECT seq, resource, record_id, op, at, doc, doc_bytes FROM changes WHERE ` + cond + `) l) w
+		WHERE before < ` + strconv.Itoa(ChangeReadBytes) + ` ORDER BY seq`
+}
+
+func (postgresDialect) changeSizeStored() bool { return true }
+
 // doc_text is generated from doc by the database on every write
 // (migration 00014): the same text as doc::text, rendered once.
 func (postgresDialect) storedDoc() string { return "doc_text" }
 
 func (postgresDialect) forUpdate() string { return " FOR UPDATE" }
-
-func (postgresDialect) skipLocked() string { return " FOR UPDATE SKIP LOCKED" }
-
-// Citus locks rows only through statements routed to one shard.
-func (citusDialect) skipLocked() string { return "" }
 
 // PostgreSQL does it in one statement, one round trip: positions, rows
 // and notification (sent at commit, once however many statements ask).
@@ -361,9 +380,9 @@ type pipelining interface {
 func (postgresDialect) claimStatements(tenantID int64, n int, head []Change) []statement {
 	values, args := changeValues(tenantID, n, head)
 	return []statement{{`WITH pos AS (` + claimPositions + ` RETURNING last), ins AS (
-		INSERT INTO changes (tenant_id, seq, resource, record_id, op, at, doc)
-		SELECT $1, pos.last - $2 + v.n, v.resource, v.record_id, v.op, v.at, v.doc FROM pos, ` + values + ` RETURNING seq)
-		SELECT min(seq), pg_notify('` + changesChannel + `', '') FROM ins`, args}}
+		INSERT INTO changes (tenant_id, seq, resource, record_id, op, at, doc, doc_bytes)
+		SELECT $1, pos.last - $2 + v.n, v.resource, v.record_id, v.op, v.at, v.doc, v.doc_bytes FROM pos, ` + values + ` RETURNING seq)
+		SELECT min(seq), pg_notify('` + changesChannel + `', $1::bigint::text) FROM ins`, args}}
 }
 
 // Citus would plan the one statement in three steps through the
@@ -376,11 +395,11 @@ func (citusDialect) claimStatements(tenantID int64, n int, head []Change) []stat
 	values, args := changeValues(tenantID, n, head)
 	return []statement{
 		{claimPositions, args[:2]},
-		{`INSERT INTO changes (tenant_id, seq, resource, record_id, op, at, doc)
-			SELECT p.tenant_id, p.last - $2 + v.n, v.resource, v.record_id, v.op, v.at, v.doc
+		{`INSERT INTO changes (tenant_id, seq, resource, record_id, op, at, doc, doc_bytes)
+			SELECT p.tenant_id, p.last - $2 + v.n, v.resource, v.record_id, v.op, v.at, v.doc, v.doc_bytes
 			  FROM change_positions p, ` + values + `
 			 WHERE p.tenant_id = $1`, args},
-		{`SELECT pg_notify('` + changesChannel + `', '')`, nil},
+		{`SELECT pg_notify('` + changesChannel + `', $1)`, []any{strconv.FormatInt(tenantID, 10)}},
 	}
 }
 
@@ -397,10 +416,10 @@ func changeValues(tenantID int64, n int, head []Change) (string, []any) {
 			values.WriteString(", ")
 		}
 		k := len(args)
-		fmt.Fprintf(&values, "(%d, $%d::text, $%d::bigint, $%d::text, $%d::text, $%d::jsonb)", i+1, k+1, k+2, k+3, k+4, k+5)
-		args = append(args, c.Resource, c.RecordID, c.Op, c.At, string(c.Doc))
+		fmt.Fprintf(&values, "(%d, $%d::text, $%d::bigint, $%d::text, $%d::text, $%d::jsonb, $%d::bigint)", i+1, k+1, k+2, k+3, k+4, k+5, k+6)
+		args = append(args, c.Resource, c.RecordID, c.Op, c.At, string(c.Doc), len(c.Doc))
 	}
-	values.WriteString(") AS v (n, resource, record_id, op, at, doc)")
+	values.WriteString(") AS v (n, resource, record_id, op, at, doc, doc_bytes)")
 	return values.String(), args
 }
 

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -48,10 +49,35 @@ func (db *DB) listenOnce(ctx context.Context, cfg *pgx.ConnConfig) error {
 	if _, err := conn.Exec(ctx, "LISTEN "+changesChannel); err != nil {
 		return err
 	}
+	db.heard.Store(true)
+	defer db.heard.Store(false)
 	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
 			return err
 		}
-		db.signal.fire()
+		db.notified(n.Payload)
 	}
+}
+
+// notified wakes the waiters of the tenant a notification names (and
+// those waiting for any tenant's changes).
+func (db *DB) notified(payload string) {
+	tenantID, err := strconv.ParseInt(payload, 10, 64)
+	if err != nil {
+		db.signal.fire() // not a tenant's: only the waiters for any
+		return
+	}
+	db.signal.fire(tenantID)
+}
+
+// WakesOnCommit reports whether every commit that records changes, of
+// any instance, wakes this process's waiters now: on SQLite (one process
+// writes) always, on PostgreSQL while the listener hears the
+// notifications. Otherwise waiters look for changes themselves.
+func (db *DB) WakesOnCommit() bool {
+	if _, ok := db.dialect.file(); ok {
+		return true
+	}
+	return db.heard.Load()
 }

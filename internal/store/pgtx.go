@@ -42,20 +42,20 @@ func (db *DB) pipelinedTx(ctx context.Context, fn func(q Querier) error) (err er
 	if err = fn(t); err != nil {
 		return err
 	}
-	changed, err := db.commitPipelined(ctx, conn, t)
+	tenants, err := db.commitPipelined(ctx, conn, t)
 	if err != nil {
 		return err
 	}
 	open = false
-	if changed {
-		db.signal.fire()
+	if len(tenants) > 0 {
+		db.signal.fire(tenants...)
 	}
 	return nil
 }
 
 // commitPipelined records the transaction's changes and commits; it
-// reports whether there were changes.
-func (db *DB) commitPipelined(ctx context.Context, conn *sql.Conn, t *txn) (bool, error) {
+// returns the tenants whose changes they were.
+func (db *DB) commitPipelined(ctx context.Context, conn *sql.Conn, t *txn) ([]int64, error) {
 	batch := &pgx.Batch{}
 	tenants, byTenant := t.byTenant()
 	switch {
@@ -69,7 +69,7 @@ func (db *DB) commitPipelined(ctx context.Context, conn *sql.Conn, t *txn) (bool
 		}
 	case len(tenants) > 0:
 		if _, err := db.flushChanges(ctx, t); err != nil {
-			return false, err
+			return nil, err
 		}
 	}
 	batch.Queue(`COMMIT`)
@@ -81,9 +81,9 @@ func (db *DB) commitPipelined(ctx context.Context, conn *sql.Conn, t *txn) (bool
 		return c.Conn().SendBatch(ctx, batch).Close()
 	})
 	if err != nil {
-		return false, fmt.Errorf("commit: %w", err)
+		return nil, fmt.Errorf("commit: %w", err)
 	}
-	return len(tenants) > 0, nil
+	return tenants, nil
 }
 
 // rollback ends the connection's transaction, whether or not the request

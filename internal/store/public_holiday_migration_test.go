@@ -33,9 +33,10 @@ func TestPublicHolidayMigration(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The old release's data is written by today's store, which
-		// records every write in the change feed, locks rows of locks
-		// and reads the documents' stored text on PostgreSQL.
-		applyLater(t, db, b, "00012_changes.sql", "00014_document_text.sql", "00016_distribution.sql")
+		// records every write in the change feed (with its size on
+		// PostgreSQL), locks rows of locks and reads the documents'
+		// stored text on PostgreSQL.
+		applyLater(t, db, b, "00012_changes.sql", "00014_document_text.sql", "00016_distribution.sql", "00019_change_sizes.sql")
 		kept, _ := createTenant(t, db, "kept", "admin@kept.test")
 		old, _ := createTenant(t, db, "old", "admin@old.test")
 		// Since the type exists, every new tenant gets it; an old tenant's

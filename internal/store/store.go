@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -50,8 +51,9 @@ type DB struct {
 	// PostgreSQL: the change notifications' listener (listen.go).
 	stopListening func()
 	listening     chan struct{}
-	write         *sql.DB   // all writes and transactions
-	read          *readPool // plain reads; the same pool as write on PostgreSQL
+	heard         atomic.Bool // the listener hears the notifications now
+	write         *sql.DB     // all writes and transactions
+	read          *readPool   // plain reads; the same pool as write on PostgreSQL
 	// lookup serves the short reads every request makes (tenant, token,
 	// user), so that clients reading long lists slowly, each holding a
 	// read connection, cannot starve authentication. SQLite only.
@@ -406,7 +408,7 @@ func (db *DB) tx(ctx context.Context, fn func(q Querier) error) (err error) {
 		return fmt.Errorf("commit: %w", err)
 	}
 	if len(tenants) > 0 {
-		db.signal.fire()
+		db.signal.fire(tenants...)
 	}
 	return nil
 }

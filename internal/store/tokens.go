@@ -53,6 +53,7 @@ type AccessToken struct {
 	ExpiresAt time.Time
 	Revoked   bool
 	Scope     string // "read" or "read write"
+	ClientID  int64  // the API client it was given to; 0 for a user's sign-in
 }
 
 // ClientToken is an access token given to an API client: no refresh
@@ -130,10 +131,10 @@ func (db *DB) AccessTokenByHash(ctx context.Context, tenantID int64, hash []byte
 	err := db.lookup.QueryRowContext(ctx,
 		`SELECT t.user_id,
 		        u.is_admin OR u.is_owner,
-		        t.expires_at, t.revoked, t.scope
+		        t.expires_at, t.revoked, t.scope, COALESCE(t.client, 0)
 		   FROM access_tokens t JOIN users u ON u.tenant_id = t.tenant_id AND u.id = t.user_id
 		  WHERE t.tenant_id = $1 AND t.token_hash = $2`,
-		tenantID, hash).Scan(&t.UserID, &t.IsAdmin, &expires, &t.Revoked, &t.Scope)
+		tenantID, hash).Scan(&t.UserID, &t.IsAdmin, &expires, &t.Revoked, &t.Scope, &t.ClientID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return AccessToken{}, fmt.Errorf("access token: %w", ErrNotFound)
 	}

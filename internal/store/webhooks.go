@@ -220,67 +220,57 @@ const dueCondition = `w.enabled = TRUE AND w.lease_until < $1 AND (
 	(w.retry_at <> '' AND w.retry_at <= $1) OR
 	(w.retry_at = '' AND EXISTS (SELECT 1 FROM change_positions p WHERE p.tenant_id = w.tenant_id AND p.last > w.position)))`
 
-// AnyWebhookDue reports whether some webhook has work to do at now and
-// a free lease. It only reads, so that idle polling costs no write.
-func (db *DB) AnyWebhookDue(ctx context.Context, now string) (bool, error) {
-	var one int
-	err := db.read.QueryRowContext(ctx, `SELECT 1 FROM webhooks w WHERE `+dueCondition+` LIMIT 1`, now).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("webhooks due: %w", err)
-	}
-	return true, nil
+// WebhookKey names a webhook of a tenant.
+type WebhookKey struct {
+	TenantID, ID int64
 }
 
-// ClaimWebhooks leases up to limit webhooks with work to do to holder
-// until the time until. On PostgreSQL, rows another instance is claiming
-// are skipped, not waited for; SQLite's single writer claims alone. Each
-// lease is taken only if it is still free when written: Citus locks no
-// rows of a read across tenants, so there two instances may both find a
-// webhook, and the second finds it leased.
-func (db *DB) ClaimWebhooks(ctx context.Context, holder, now, until string, limit int) ([]Webhook, error) {
-	lock := db.dialect.skipLocked()
-	var out []Webhook
-	err := db.Tx(ctx, func(q Querier) error {
-		rows, err := q.QueryContext(ctx,
-			`SELECT w.tenant_id, w.id FROM webhooks w WHERE `+dueCondition+` ORDER BY w.lease_until, w.tenant_id, w.id LIMIT $2`+lock,
-			now, limit)
-		if err != nil {
-			return err
-		}
-		var keys [][2]int64
-		for rows.Next() {
-			var k [2]int64
-			if err := rows.Scan(&k[0], &k[1]); err != nil {
-				rows.Close()
-				return err
-			}
-			keys = append(keys, k)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		for _, k := range keys {
-			w, err := scanWebhook(q.QueryRowContext(ctx,
-				`UPDATE webhooks SET lease_until = $3, lease_holder = $4 WHERE tenant_id = $1 AND id = $2 AND lease_until < $5
-				 RETURNING `+webhookColumns, k[0], k[1], until, holder, now))
-			if errors.Is(err, sql.ErrNoRows) {
-				continue // leased meanwhile by another instance
-			}
-			if err != nil {
-				return err
-			}
-			out = append(out, w)
-		}
-		return nil
-	})
+// DueWebhooks returns up to limit webhooks with work to do at now and a
+// free lease, those whose lease ended (or was given up) longest ago
+// first: a webhook just let go waits behind the others. It only reads,
+// so that idle polling costs no write.
+func (db *DB) DueWebhooks(ctx context.Context, now string, limit int) ([]WebhookKey, error) {
+	rows, err := db.read.QueryContext(ctx,
+		`SELECT w.tenant_id, w.id FROM webhooks w WHERE `+dueCondition+` ORDER BY w.lease_until, w.tenant_id, w.id LIMIT $2`,
+		now, limit)
 	if err != nil {
-		return nil, fmt.Errorf("claim webhooks: %w", err)
+		return nil, fmt.Errorf("webhooks due: %w", err)
+	}
+	defer rows.Close()
+	var out []WebhookKey
+	for rows.Next() {
+		var k WebhookKey
+		if err := rows.Scan(&k.TenantID, &k.ID); err != nil {
+			return nil, fmt.Errorf("webhooks due: %w", err)
+		}
+		out = append(out, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("webhooks due: %w", err)
 	}
 	return out, nil
+}
+
+// LeaseWebhook leases a webhook to holder until the time until, if its
+// lease is still free at now; ErrLeaseLost when another instance took
+// it meanwhile (or it was deleted or disabled). The one conditional
+// statement needs no row lock, so it is the same on every engine.
+func (db *DB) LeaseWebhook(ctx context.Context, k WebhookKey, holder, now, until string) (Webhook, error) {
+	var w Webhook
+	err := db.Tx(ctx, func(q Querier) error {
+		var err error
+		w, err = scanWebhook(q.QueryRowContext(ctx,
+			`UPDATE webhooks SET lease_until = $3, lease_holder = $4 WHERE tenant_id = $1 AND id = $2 AND enabled = TRUE AND lease_until < $5
+			 RETURNING `+webhookColumns, k.TenantID, k.ID, until, holder, now))
+		return err
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return Webhook{}, ErrLeaseLost
+	}
+	if err != nil {
+		return Webhook{}, fmt.Errorf("lease webhook: %w", err)
+	}
+	return w, nil
 }
 
 // RenewLease extends holder's lease of a webhook; ErrLeaseLost when it
@@ -292,12 +282,13 @@ func (db *DB) RenewLease(ctx context.Context, tenantID, id int64, holder, until 
 	})
 }
 
-// ReleaseLease gives up holder's lease of a webhook, so that any
-// instance may take it at once.
-func (db *DB) ReleaseLease(ctx context.Context, tenantID, id int64, holder string) error {
+// ReleaseLease gives up holder's lease of a webhook at now, so that any
+// instance may take it at once; its lease then ends at now, which puts
+// it behind the webhooks that have waited longer.
+func (db *DB) ReleaseLease(ctx context.Context, tenantID, id int64, holder, now string) error {
 	_, err := db.writeOne(ctx, "release webhook lease",
-		`UPDATE webhooks SET lease_until = '', lease_holder = '' WHERE tenant_id = $1 AND id = $2 AND lease_holder = $3`,
-		tenantID, id, holder)
+		`UPDATE webhooks SET lease_until = $4, lease_holder = '' WHERE tenant_id = $1 AND id = $2 AND lease_holder = $3`,
+		tenantID, id, holder, now)
 	return err
 }
 

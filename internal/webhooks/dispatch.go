@@ -9,7 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"sync/atomic"
+	"slices"
+	"sync"
 	"time"
 
 	"planwerk/internal/store"
@@ -17,11 +18,10 @@ import (
 
 // Bounds of the dispatcher's work.
 const (
-	// perLease is how many deliveries a worker makes on one claim of a
-	// webhook before it lets the webhook go, so that busy webhooks take
-	// turns with the others.
-	perLease = 100
-	// batch is how many changes a worker reads at once.
+	// candidates is how many due webhooks a claim chooses among.
+	candidates = 64
+	// batch is how many changes a worker reads at once (fewer when their
+	// records are large: a read of changes has a byte budget).
 	batch = 20
 	// minGap spaces the dispatcher's looks for work when commits wake it
 	// faster: a look is a query.
@@ -58,7 +58,6 @@ func (s *Service) Close() {
 
 func (s *Service) run(ctx context.Context) {
 	defer s.running.Done()
-	var busy atomic.Int64
 	done := make(chan struct{}, 1)
 	ticker := time.NewTicker(s.cfg.Poll)
 	defer ticker.Stop()
@@ -69,18 +68,18 @@ func (s *Service) run(ctx context.Context) {
 			s.observeOldest(ctx)
 			lastOldest = time.Now()
 		}
-		if free := s.cfg.Workers - int(busy.Load()); free > 0 {
+		if free := s.cfg.Workers - s.pool.inUse(); free > 0 {
 			ws, err := s.claim(ctx, free)
 			if err != nil && ctx.Err() == nil {
 				s.log.Warn("claim webhooks", "err", err)
 			}
 			for _, w := range ws {
-				busy.Add(1)
+				s.pool.take(w.TenantID)
 				s.running.Add(1)
 				go func() {
 					defer s.running.Done()
 					s.work(ctx, w)
-					busy.Add(-1)
+					s.pool.give(w.TenantID)
 					select {
 					case done <- struct{}{}:
 					default:
@@ -103,15 +102,43 @@ func (s *Service) run(ctx context.Context) {
 	}
 }
 
-// claim leases up to n webhooks with work to do; it only writes when a
+// claim leases up to n webhooks with work to do, chosen fairly: the
+// tenants holding the fewest of this instance's workers first, and among
+// those the webhooks that have waited longest. It only writes when a
 // read found some.
 func (s *Service) claim(ctx context.Context, n int) ([]store.Webhook, error) {
 	now := time.Now()
-	due, err := s.db.AnyWebhookDue(ctx, store.Timestamp(now))
-	if err != nil || !due {
+	due, err := s.db.DueWebhooks(ctx, store.Timestamp(now), candidates)
+	if err != nil || len(due) == 0 {
 		return nil, err
 	}
-	return s.db.ClaimWebhooks(ctx, s.holder, store.Timestamp(now), store.Timestamp(now.Add(s.cfg.Lease)), n)
+	var out []store.Webhook
+	for _, k := range s.pool.choose(due, n) {
+		w, err := s.db.LeaseWebhook(ctx, k, s.holder, store.Timestamp(now), store.Timestamp(now.Add(s.cfg.Lease)))
+		if errors.Is(err, store.ErrLeaseLost) {
+			continue // taken meanwhile by another instance
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// othersWaiting reports whether a worker of tenant should let its
+// webhook go: every worker is in use, and a webhook with work waits whose
+// tenant holds no more workers than this one (another of its own
+// included, so that a tenant's webhooks take turns too).
+func (s *Service) othersWaiting(ctx context.Context, tenant int64) bool {
+	if s.pool.inUse() < s.cfg.Workers {
+		return false // a free worker takes what waits
+	}
+	due, err := s.db.DueWebhooks(ctx, store.Timestamp(time.Now()), candidates)
+	if err != nil {
+		return false
+	}
+	return s.pool.anyNoBusier(due, tenant)
 }
 
 func (s *Service) observeOldest(ctx context.Context) {
@@ -130,22 +157,19 @@ func (s *Service) observeOldest(ctx context.Context) {
 }
 
 // work delivers a leased webhook's changes in order until it has none,
-// waits for a retry, or has made perLease deliveries; then it gives the
-// lease up.
+// waits for a retry, or has had its time budget while others wait for a
+// worker; then it gives the lease up.
 func (s *Service) work(ctx context.Context, w store.Webhook) {
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		if err := s.db.ReleaseLease(rctx, w.TenantID, w.ID, s.holder); err != nil {
+		if err := s.db.ReleaseLease(rctx, w.TenantID, w.ID, s.holder, store.Timestamp(time.Now())); err != nil {
 			s.log.Warn("release webhook lease", "tenant", w.TenantID, "webhook", w.ID, "err", err)
 		}
 	}()
-	renewed := time.Now()
+	renewed, turn := time.Now(), time.Now()
 	var queue []store.Change
-	for range perLease {
-		if ctx.Err() != nil {
-			return
-		}
+	for ctx.Err() == nil {
 		// A delivery takes at most Timeout: renewing when a third of the
 		// lease is gone keeps it from running out while one is in flight.
 		if time.Since(renewed) > s.cfg.Lease/3 {
@@ -163,6 +187,12 @@ func (s *Service) work(ctx context.Context, w store.Webhook) {
 		}
 		if !more {
 			return
+		}
+		if time.Since(turn) >= s.cfg.Budget {
+			if s.othersWaiting(ctx, w.TenantID) {
+				return
+			}
+			turn = time.Now()
 		}
 	}
 }
@@ -320,4 +350,74 @@ func messageID(w store.Webhook, seq int64) string {
 	mac := hmac.New(sha256.New, []byte(w.Secret))
 	fmt.Fprintf(mac, "planwerk webhook message %d %d %d", w.TenantID, w.ID, seq)
 	return "msg_" + hex.EncodeToString(mac.Sum(nil)[:16])
+}
+
+// pool counts this instance's workers in use, by tenant.
+type pool struct {
+	mu       sync.Mutex
+	byTenant map[int64]int
+	n        int
+}
+
+func (p *pool) inUse() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.n
+}
+
+func (p *pool) take(tenant int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.byTenant == nil {
+		p.byTenant = map[int64]int{}
+	}
+	p.byTenant[tenant]++
+	p.n++
+}
+
+func (p *pool) give(tenant int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.byTenant[tenant]--; p.byTenant[tenant] <= 0 {
+		delete(p.byTenant, tenant)
+	}
+	p.n--
+}
+
+// choose picks up to n of the due webhooks (longest waiting first), one
+// at a time from the tenant that would then hold the fewest workers.
+func (p *pool) choose(due []store.WebhookKey, n int) []store.WebhookKey {
+	p.mu.Lock()
+	held := make(map[int64]int, len(p.byTenant))
+	for t, c := range p.byTenant {
+		held[t] = c
+	}
+	p.mu.Unlock()
+	due = slices.Clone(due)
+	var out []store.WebhookKey
+	for len(out) < n && len(due) > 0 {
+		best := 0
+		for i, k := range due {
+			if held[k.TenantID] < held[due[best].TenantID] {
+				best = i
+			}
+		}
+		out = append(out, due[best])
+		held[due[best].TenantID]++
+		due = slices.Delete(due, best, best+1)
+	}
+	return out
+}
+
+// anyNoBusier reports whether one of due belongs to a tenant holding no
+// more workers than tenant.
+func (p *pool) anyNoBusier(due []store.WebhookKey, tenant int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, k := range due {
+		if p.byTenant[k.TenantID] <= p.byTenant[tenant] {
+			return true
+		}
+	}
+	return false
 }

@@ -40,6 +40,7 @@ type Store interface {
 	NewID(ctx context.Context, q store.Querier, tenantID int64) (int64, error)
 	InsertWebhook(ctx context.Context, q store.Querier, tenantID int64, w store.Webhook) error
 	CountWebhooks(ctx context.Context, q store.Querier, tenantID int64) (int, error)
+	Lock(ctx context.Context, q store.Querier, tenantID int64, key string) error
 	Webhooks(ctx context.Context, tenantID int64) ([]store.Webhook, error)
 	WebhookByID(ctx context.Context, tenantID, id int64) (store.Webhook, error)
 	LockWebhook(ctx context.Context, q store.Querier, tenantID, id int64) (store.Webhook, error)
@@ -50,10 +51,10 @@ type Store interface {
 	ChangeWindow(ctx context.Context, tenantID int64) (last, purged int64, err error)
 	ChangesAfter(ctx context.Context, tenantID, after int64, resources []string, limit int) ([]store.Change, error)
 	ChangeSignal() <-chan struct{}
-	AnyWebhookDue(ctx context.Context, now string) (bool, error)
-	ClaimWebhooks(ctx context.Context, holder, now, until string, limit int) ([]store.Webhook, error)
+	DueWebhooks(ctx context.Context, now string, limit int) ([]store.WebhookKey, error)
+	LeaseWebhook(ctx context.Context, k store.WebhookKey, holder, now, until string) (store.Webhook, error)
 	RenewLease(ctx context.Context, tenantID, id int64, holder, until string) error
-	ReleaseLease(ctx context.Context, tenantID, id int64, holder string) error
+	ReleaseLease(ctx context.Context, tenantID, id int64, holder, now string) error
 	SaveProgress(ctx context.Context, tenantID, webhookID int64, holder string, p store.Progress, d *store.Delivery) error
 	OldestUndelivered(ctx context.Context) (string, error)
 }
@@ -87,6 +88,11 @@ type Config struct {
 	Timeout time.Duration
 	// Workers is how many webhooks an instance delivers to at once (8).
 	Workers int
+	// Budget is how long a worker keeps a webhook while others wait for
+	// a worker (1s): then, after the delivery in flight, it lets the
+	// webhook go, and the next claim favours the tenants holding the
+	// fewest workers.
+	Budget time.Duration
 	// Lookup resolves a webhook URL's host when it is created or changed
 	// (nil: the system resolver).
 	Lookup  func(ctx context.Context, host string) ([]netip.Addr, error)
@@ -106,6 +112,7 @@ func (c *Config) defaults() {
 	set(&c.Poll, time.Second)
 	set(&c.Lease, 30*time.Second)
 	set(&c.Timeout, 10*time.Second)
+	set(&c.Budget, time.Second)
 	if c.Workers <= 0 {
 		c.Workers = 8
 	}
@@ -132,6 +139,7 @@ type Service struct {
 	mu      sync.Mutex
 	stop    context.CancelFunc
 	running sync.WaitGroup
+	pool    pool // the workers in use, by tenant
 }
 
 // New returns a Service; resources are the names of the feed's resources.
@@ -167,6 +175,11 @@ func (s *Service) Create(ctx context.Context, caller auth.Principal, input map[s
 	w.Secret = newSecret()
 	w.CreatedAt = store.Timestamp(time.Now())
 	err := s.db.Tx(ctx, func(q store.Querier) error {
+		// One create at a time per tenant counts and inserts, so that
+		// racing creates never pass MaxWebhooks.
+		if err := s.db.Lock(ctx, q, caller.TenantID, "webhooks"); err != nil {
+			return err
+		}
 		n, err := s.db.CountWebhooks(ctx, q, caller.TenantID)
 		if err != nil {
 			return err
