@@ -233,9 +233,11 @@ func docID(doc []byte) (int64, bool) {
 // maxJSONDepth caps the nesting of request bodies.
 const maxJSONDepth = 32
 
-// decodeBody reads a JSON object body. Numbers keep their exact text. The
-// body is read as JSON whatever its Content-Type says (curl -d sends a
-// form type), except multipart, which is never a record.
+// decodeBody reads a JSON object body; every JSON body of the API is read
+// here. Numbers keep their exact text. An object naming a key twice, at
+// any depth, is refused. The body is read as JSON whatever its
+// Content-Type says (curl -d sends a form type), except multipart, which
+// is never a record.
 func decodeBody(req *http.Request) (map[string]any, error) {
 	if mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type")); strings.HasPrefix(mt, "multipart/") {
 		return nil, errs.New(errs.UnsupportedMedia, "unsupported_media_type", "send the record as application/json")
@@ -244,7 +246,8 @@ func decodeBody(req *http.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, err // a *http.MaxBytesError becomes 413
 	}
-	if err := checkDepth(body, maxJSONDepth); err != nil {
+	dup, twice, err := walkJSON(body, maxJSONDepth)
+	if err != nil {
 		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -260,6 +263,13 @@ func decodeBody(req *http.Request) (map[string]any, error) {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return nil, errs.New(errs.Invalid, "invalid_json", "the body must be a JSON object")
+	}
+	if twice {
+		// The decoder would keep the last value: which one the client
+		// meant is not for the service to guess.
+		return nil, &errs.Error{Kind: errs.Invalid, Code: "invalid_json",
+			Message:  "the body names the key " + strconv.Quote(dup) + " more than once in one object; send each key once",
+			Problems: []errs.Problem{{Field: dup, Message: "is named more than once in its object"}}}
 	}
 	if err := storable(obj); err != nil {
 		return nil, err
@@ -304,33 +314,168 @@ func storable(v any) error {
 	return nil
 }
 
-// checkDepth refuses JSON nested deeper than limit without decoding it.
-func checkDepth(body []byte, limit int) error {
-	depth := 0
-	inString, escaped := false, false
-	for _, c := range body {
+// walkJSON reads a body once without decoding it: it refuses nesting
+// deeper than limit, and returns the path of the first key that an object
+// names twice, such as "items[0].day" (twice: there is one). Keys are
+// compared as the decoder reads them (escapes resolved, invalid UTF-8
+// replaced). What it finds counts only for a body that is valid JSON; the
+// decoder judges the rest.
+func walkJSON(body []byte, limit int) (dup string, twice bool, err error) {
+	// Room for ordinary bodies: two allocations in all.
+	w := jsonWalk{stack: make([]jsonFrame, 0, 8), keys: make([][]byte, 0, 32)}
+	inString, escaped, special := false, false, false
+	start := 0
+	for i, c := range body {
 		switch {
 		case inString:
 			switch {
 			case escaped:
 				escaped = false
 			case c == '\\':
-				escaped = true
+				escaped, special = true, true
 			case c == '"':
 				inString = false
+				if w.expectsKey() && w.named(jsonKey(body[start:i], special)) {
+					return w.path(), true, nil
+				}
+			case c < 0x20 || c >= 0x80:
+				special = true
 			}
 		case c == '"':
-			inString = true
+			inString, special, start = true, false, i+1
 		case c == '{' || c == '[':
-			depth++
-			if depth > limit {
-				return errs.New(errs.Invalid, "too_deep", "the body is nested deeper than "+strconv.Itoa(limit)+" levels")
+			if len(w.stack) >= limit {
+				return "", false, errs.New(errs.Invalid, "too_deep", "the body is nested deeper than "+strconv.Itoa(limit)+" levels")
 			}
+			w.open(c == '{')
 		case c == '}' || c == ']':
-			depth--
+			w.close()
+		case c == ',':
+			w.next()
 		}
 	}
-	return nil
+	return "", false, nil
+}
+
+// jsonWalk is where walkJSON is: the objects and arrays it is in, and the
+// keys of those objects so far, in one list for all (an object's keys
+// follow those of the objects around it, and go when it ends).
+type jsonWalk struct {
+	stack []jsonFrame
+	keys  [][]byte
+}
+
+// jsonFrame is an object or array walkJSON is in.
+type jsonFrame struct {
+	object bool
+	// key: the object's next string is a key; index: the array element
+	// being read.
+	key   bool
+	index int
+	// keys: where the object's keys start in jsonWalk.keys; set holds
+	// them instead once there are many.
+	keys int
+	set  map[string]struct{}
+}
+
+// manyKeys is how many keys an object's keys are searched one by one.
+const manyKeys = 16
+
+func (w *jsonWalk) open(object bool) {
+	w.stack = append(w.stack, jsonFrame{object: object, key: object, keys: len(w.keys)})
+}
+
+func (w *jsonWalk) close() {
+	if n := len(w.stack); n > 0 {
+		w.keys = w.keys[:w.stack[n-1].keys]
+		w.stack = w.stack[:n-1]
+	}
+}
+
+// next moves on to the next member or element.
+func (w *jsonWalk) next() {
+	if n := len(w.stack); n > 0 {
+		if f := &w.stack[n-1]; f.object {
+			f.key = true
+		} else {
+			f.index++
+		}
+	}
+}
+
+func (w *jsonWalk) expectsKey() bool {
+	n := len(w.stack)
+	return n > 0 && w.stack[n-1].object && w.stack[n-1].key
+}
+
+// named records the next key of the innermost object and reports whether
+// the object had it. The last key of each object is the one being read.
+func (w *jsonWalk) named(name []byte) bool {
+	f := &w.stack[len(w.stack)-1]
+	f.key = false
+	if f.set != nil {
+		w.keys[len(w.keys)-1] = name
+		if _, ok := f.set[string(name)]; ok {
+			return true
+		}
+		f.set[string(name)] = struct{}{}
+		return false
+	}
+	for _, k := range w.keys[f.keys:] {
+		if bytes.Equal(k, name) {
+			w.keys = append(w.keys, name)
+			return true
+		}
+	}
+	w.keys = append(w.keys, name)
+	if len(w.keys)-f.keys > manyKeys {
+		f.set = make(map[string]struct{}, 2*manyKeys)
+		for _, k := range w.keys[f.keys:] {
+			f.set[string(k)] = struct{}{}
+		}
+		// From here on only the last key is kept, for the path.
+		w.keys = append(w.keys[:f.keys], name)
+	}
+	return false
+}
+
+// path names the member being read, as problems name fields:
+// "items[0].day".
+func (w *jsonWalk) path() string {
+	var b strings.Builder
+	for i, f := range w.stack {
+		switch {
+		case !f.object:
+			b.WriteString("[" + strconv.Itoa(f.index) + "]")
+		default:
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			end := len(w.keys)
+			if i+1 < len(w.stack) {
+				end = w.stack[i+1].keys
+			}
+			if end > f.keys { // else no JSON: a value without a key
+				b.Write(w.keys[end-1])
+			}
+		}
+	}
+	return b.String()
+}
+
+// jsonKey is a key as the decoder reads it, from its text between the
+// quotes; special: the text has escapes, control or non-ASCII bytes.
+func jsonKey(raw []byte, special bool) []byte {
+	if !special {
+		return raw
+	}
+	quoted := make([]byte, 0, len(raw)+2)
+	quoted = append(append(append(quoted, '"'), raw...), '"')
+	var k string
+	if json.Unmarshal(quoted, &k) != nil {
+		return raw // not JSON: the decoder refuses the body
+	}
+	return []byte(k)
 }
 
 // parseQuery parses a query string, refusing malformed escapes.
