@@ -18,10 +18,13 @@ const (
 
 // cors answers browsers' cross-origin requests from a tenant's own origin
 // (http(s)://SLUG.BASE-DOMAIN[:port] of a tenant that exists) or from an
-// origin of CORSOrigins; other origins get no CORS headers. A preflight is
-// answered here, 204, before anything asks for a token or counts the
-// request against a tenant. No credentials: the API takes bearer tokens,
-// never cookies.
+// origin of CORSOrigins; other origins get no CORS headers. A tenant's
+// origin is answered only on requests of that tenant: a script of one
+// tenant's pages reads no answer to a request naming another tenant. A
+// preflight names no tenant (a browser sends none of the request's own
+// headers with it) and is answered for every tenant's origin, here, 204,
+// before anything asks for a token or counts the request against a
+// tenant. No credentials: the API takes bearer tokens, never cookies.
 func (s *Server) cors(next http.Handler) http.Handler {
 	listed := make(map[string]bool, len(s.cfg.CORSOrigins))
 	for _, o := range s.cfg.CORSOrigins {
@@ -32,9 +35,8 @@ func (s *Server) cors(next http.Handler) http.Handler {
 		h := w.Header()
 		h.Add("Vary", "Origin")
 		origin := r.Header.Get("Origin")
-		allowed := origin != "" && s.corsAllowed(r, listed, origin)
 		if r.Method == http.MethodOptions && origin != "" && r.Header.Get("Access-Control-Request-Method") != "" {
-			if allowed {
+			if s.corsAllowed(r, listed, origin, true) {
 				h.Set("Access-Control-Allow-Origin", origin)
 				h.Set("Access-Control-Allow-Methods", methods)
 				h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
@@ -43,7 +45,7 @@ func (s *Server) cors(next http.Handler) http.Handler {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		if allowed {
+		if origin != "" && s.corsAllowed(r, listed, origin, false) {
 			h.Set("Access-Control-Allow-Origin", origin)
 			h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
 		}
@@ -52,9 +54,12 @@ func (s *Server) cors(next http.Handler) http.Handler {
 }
 
 // corsAllowed reports whether origin is listed or is the origin of a
-// tenant that exists. Only a bare origin counts: scheme http or https,
-// a host, an optional port, nothing else.
-func (s *Server) corsAllowed(r *http.Request, listed map[string]bool, origin string) bool {
+// tenant that exists and, unless the request is a preflight, the tenant
+// the request names: as tenant resolution reads its Host, companyurl,
+// Origin and Referer headers (an Origin alone names its tenant). Only a
+// bare origin counts: scheme http or https, a host, an optional port,
+// nothing else.
+func (s *Server) corsAllowed(r *http.Request, listed map[string]bool, origin string, preflight bool) bool {
 	o := strings.ToLower(origin)
 	if listed[o] {
 		return true
@@ -66,6 +71,11 @@ func (s *Server) corsAllowed(r *http.Request, listed map[string]bool, origin str
 	slug, ok := tenancy.SlugFromHost(u.Host, s.cfg.BaseDomain)
 	if !ok {
 		return false
+	}
+	if !preflight {
+		if named, err := tenancy.RequestedSlug(r, s.cfg.BaseDomain); err != nil || named != slug {
+			return false
+		}
 	}
 	_, err = s.tenants.Lookup(r.Context(), slug)
 	return err == nil
