@@ -53,6 +53,9 @@ type ClientStore interface {
 	APIClientByID(ctx context.Context, tenantID, id int64) (store.APIClient, error)
 	APIClientByClientID(ctx context.Context, tenantID int64, clientID string) (store.APIClient, error)
 	DeleteAPIClient(ctx context.Context, q store.Querier, tenantID, id int64) error
+	LockAPIClient(ctx context.Context, q store.Querier, tenantID, id int64) error
+	LockAdmin(ctx context.Context, q store.Querier, tenantID, userID int64) (bool, error)
+	Lock(ctx context.Context, q store.Querier, tenantID int64, key string) error
 	InsertClientToken(ctx context.Context, q store.Querier, tenantID int64, t store.ClientToken) error
 }
 
@@ -62,8 +65,14 @@ type NewClient struct {
 	Secret string
 }
 
+// clientsLock is the lock key that makes a tenant's client creates count
+// and insert one at a time, so that racing creates never pass MaxClients.
+const clientsLock = "api-clients"
+
 // CreateClient registers an API client from a request body: name, user
-// and scope. Admins only.
+// and scope. Admins only; the caller is recorded as its creator, and when
+// they stop being an admin or are deleted, the client ends (see
+// store.RevokeClientsCreatedBy).
 func (s *Service) CreateClient(ctx context.Context, caller Principal, input map[string]any) (NewClient, error) {
 	if !caller.IsAdmin {
 		return NewClient{}, errs.Forbid("only admins may manage API clients")
@@ -81,7 +90,20 @@ func (s *Service) CreateClient(ctx context.Context, caller Principal, input map[
 	c.ClientID = randomString(clientIDPrefix, 16) // an identifier, not a secret
 	c.SecretHash = hash
 	c.CreatedAt = store.Timestamp(s.now())
+	c.CreatedBy = caller.UserID
 	err := s.clients.Tx(ctx, func(q store.Querier) error {
+		if err := s.clients.Lock(ctx, q, caller.TenantID, clientsLock); err != nil {
+			return err
+		}
+		// The caller is an admin still, as the database says, not as a
+		// token checked up to CacheTTL ago says; their row stays locked,
+		// so that their demotion or deletion waits for this client and
+		// then revokes it.
+		if admin, err := s.clients.LockAdmin(ctx, q, caller.TenantID, caller.UserID); err != nil {
+			return err
+		} else if !admin {
+			return errs.Forbid("only admins may manage API clients")
+		}
 		n, err := s.clients.CountAPIClients(ctx, q, caller.TenantID)
 		if err != nil {
 			return err
@@ -252,9 +274,21 @@ func (s *Service) ClientCredentialsGrant(ctx context.Context, tenantID int64, cl
 	}
 	access, hash := newToken(accessPrefix)
 	err = s.clients.Tx(ctx, func(q store.Querier) error {
+		// The client's row stays locked until the token is stored: a
+		// delete of the client (or its creator's demotion) either came
+		// first, and there is no token, or waits and then revokes it.
+		if err := s.clients.LockAPIClient(ctx, q, tenantID, c.ID); errors.Is(err, store.ErrNotFound) {
+			return ErrInvalidClient
+		} else if err != nil {
+			return err
+		}
 		return s.clients.InsertClientToken(ctx, q, tenantID, store.ClientToken{Hash: hash, UserID: c.UserID, ClientID: c.ID,
 			FamilyID: newFamily(), Scope: c.Scope, Expiry: s.now().Add(s.cfg.AccessTTL)})
 	})
+	if errors.Is(err, ErrInvalidClient) {
+		s.cfg.Metrics.Grant("client_credentials", "invalid_client")
+		return Grant{}, ErrInvalidClient // deleted since it was authenticated
+	}
 	if err != nil {
 		return Grant{}, fmt.Errorf("client credentials grant: %w", err)
 	}

@@ -26,10 +26,17 @@ type apiClient struct {
 	User         int64  `json:"user"`
 	Scope        string `json:"scope"`
 	CreatedAt    string `json:"createdAt"`
+	// CreatedBy is the admin who created the client; null for clients
+	// created before it was recorded.
+	CreatedBy *int64 `json:"createdBy"`
 }
 
 func showClient(c store.APIClient) apiClient {
-	return apiClient{ID: c.ID, ClientID: c.ClientID, Name: c.Name, User: c.UserID, Scope: c.Scope, CreatedAt: c.CreatedAt}
+	out := apiClient{ID: c.ID, ClientID: c.ClientID, Name: c.Name, User: c.UserID, Scope: c.Scope, CreatedAt: c.CreatedAt}
+	if c.CreatedBy != 0 {
+		out.CreatedBy = &c.CreatedBy
+	}
+	return out
 }
 
 func (s *Server) createClient(w http.ResponseWriter, r *http.Request) error {

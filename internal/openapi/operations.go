@@ -80,6 +80,9 @@ func clientProperties() map[string]Schema {
 		"user":      {"type": "integer", "format": "int64", "description": "The User the client acts as."},
 		"scope":     {"type": "string", "enum": []string{"read", "read write"}, "description": "What its tokens may do."},
 		"createdAt": {"type": "string", "format": "date-time", "pattern": timestampPattern},
+		"createdBy": {"type": []string{"integer", "null"}, "format": "int64",
+			"description": "The User (an admin) who created the client; when they are deleted or lose admin, the client " +
+				"is deleted and its tokens revoked. Null for clients created before it was recorded."},
 	}
 }
 
@@ -229,7 +232,8 @@ var descriptions = map[string]opDesc{
 	"POST /v1/api-clients": {ID: "createApiClient", Record: true, Tag: tagClients, Summary: "Create an API client",
 		Description: "Registers credentials for an integration: the client-credentials grant gives it tokens that act " +
 			"as `user` within `scope`. The secret is in this answer only (it is stored as a hash). At most 100 per " +
-			"tenant. Admins only.",
+			"tenant. Admins only; the caller is recorded as `createdBy`, and the client ends when they are deleted or " +
+			"lose admin.",
 		Body:     jsonBody("The client.", schemaRef("ApiClientCreate")),
 		OK:       okJSON(201, "The client with its secret. Sent with `Cache-Control: no-store`.", schemaRef("NewApiClient")),
 		Errors:   []int{403, 409, 413, 415},
@@ -473,10 +477,10 @@ func operationSchemas() map[string]Schema {
 				"client_secret": str("As for the grants."),
 			}},
 		"ApiClient": {"type": "object", "description": "Credentials of an integration (without the secret).",
-			"required":   []string{"id", "clientId", "name", "user", "scope", "createdAt"},
+			"required":   []string{"id", "clientId", "name", "user", "scope", "createdAt", "createdBy"},
 			"properties": clientProperties()},
 		"NewApiClient": {"type": "object", "description": "A created API client with its secret, shown this once.",
-			"required": []string{"id", "clientId", "clientSecret", "name", "user", "scope", "createdAt"},
+			"required": []string{"id", "clientId", "clientSecret", "name", "user", "scope", "createdAt", "createdBy"},
 			"properties": func() map[string]Schema {
 				p := clientProperties()
 				p["clientSecret"] = str("The secret for the client_credentials grant. Keep it: it is never shown again.")

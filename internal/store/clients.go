@@ -17,21 +17,26 @@ type APIClient struct {
 	UserID     int64
 	Scope      string
 	CreatedAt  string
+	// CreatedBy is the user who created the client; 0 for the clients
+	// created before it was recorded.
+	CreatedBy int64
 }
 
-const apiClientColumns = `id, client_id, secret_hash, name, user_id, scope, created_at`
+const apiClientColumns = `id, client_id, secret_hash, name, user_id, scope, created_at, created_by`
 
 func scanAPIClient(row interface{ Scan(...any) error }) (APIClient, error) {
 	var c APIClient
-	err := row.Scan(&c.ID, &c.ClientID, &c.SecretHash, &c.Name, &c.UserID, &c.Scope, &c.CreatedAt)
+	var createdBy sql.NullInt64
+	err := row.Scan(&c.ID, &c.ClientID, &c.SecretHash, &c.Name, &c.UserID, &c.Scope, &c.CreatedAt, &createdBy)
+	c.CreatedBy = createdBy.Int64
 	return c, err
 }
 
 // InsertAPIClient stores a new client; c.ID comes from NewID.
 func (db *DB) InsertAPIClient(ctx context.Context, q Querier, tenantID int64, c APIClient) error {
 	_, err := q.ExecContext(ctx,
-		`INSERT INTO api_clients (tenant_id, `+apiClientColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		tenantID, c.ID, c.ClientID, c.SecretHash, c.Name, c.UserID, c.Scope, c.CreatedAt)
+		`INSERT INTO api_clients (tenant_id, `+apiClientColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		tenantID, c.ID, c.ClientID, c.SecretHash, c.Name, c.UserID, c.Scope, c.CreatedAt, sql.NullInt64{Int64: c.CreatedBy, Valid: c.CreatedBy != 0})
 	if err != nil {
 		return fmt.Errorf("insert api client: %w", err)
 	}
@@ -107,4 +112,79 @@ func (db *DB) DeleteAPIClient(ctx context.Context, q Querier, tenantID, id int64
 		return fmt.Errorf("revoke api client tokens: %w", err)
 	}
 	return nil
+}
+
+// LockAPIClient locks a client's row until the transaction ends, so that
+// a token given to the client in it is revoked by a delete that follows:
+// a delete that came first leaves nothing to lock (ErrNotFound).
+func (db *DB) LockAPIClient(ctx context.Context, q Querier, tenantID, id int64) error {
+	var found int64
+	err := q.QueryRowContext(ctx,
+		`SELECT id FROM api_clients WHERE tenant_id = $1 AND id = $2`+db.dialect.forUpdate(), tenantID, id).Scan(&found)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("api client: %w", ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("lock api client: %w", err)
+	}
+	return nil
+}
+
+// LockAdmin locks a user's row until the transaction ends and reports
+// whether the user is an admin of the tenant (the tenant's first user
+// always is); false when there is no such user. A client created in the
+// transaction is then seen by the change that takes the user's admin
+// away, or made after it and refused.
+func (db *DB) LockAdmin(ctx context.Context, q Querier, tenantID, userID int64) (bool, error) {
+	var admin bool
+	err := q.QueryRowContext(ctx,
+		`SELECT is_admin OR is_owner FROM users WHERE tenant_id = $1 AND id = $2`+db.dialect.forUpdate(),
+		tenantID, userID).Scan(&admin)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("lock admin %d: %w", userID, err)
+	}
+	return admin, nil
+}
+
+// RevokeClientsCreatedBy deletes the API clients the user created, each
+// as DeleteAPIClient does (every token it was given revoked), unless the
+// user is an admin of the tenant: it belongs in the transaction that
+// deletes the user or takes their admin away, after that change. The
+// tenant's first user is an admin whatever is_admin says, so setting it
+// false revokes nothing. Returns how many clients it deleted.
+func (db *DB) RevokeClientsCreatedBy(ctx context.Context, q Querier, tenantID, userID int64) (int, error) {
+	rows, err := q.QueryContext(ctx,
+		`SELECT id FROM api_clients WHERE tenant_id = $1 AND created_by = $2
+		    AND NOT EXISTS (SELECT 1 FROM users WHERE tenant_id = $1 AND id = $2 AND (is_admin OR is_owner))
+		  ORDER BY id`, tenantID, userID)
+	if err != nil {
+		return 0, fmt.Errorf("clients created by %d: %w", userID, err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("clients created by %d: %w", userID, err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("clients created by %d: %w", userID, err)
+	}
+	n := 0
+	for _, id := range ids {
+		// One deleted meanwhile by another transaction is gone already.
+		if err := db.DeleteAPIClient(ctx, q, tenantID, id); errors.Is(err, ErrNotFound) {
+			continue
+		} else if err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }

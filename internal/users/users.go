@@ -21,6 +21,7 @@ type Store interface {
 	UpdateUser(ctx context.Context, q store.Querier, tenantID, id int64, createdAt string, doc map[string]any, passwordHash *string) (store.Doc, error)
 	DeleteUser(ctx context.Context, q store.Querier, tenantID, id int64) error
 	RevokeUserTokens(ctx context.Context, q store.Querier, tenantID, userID int64) error
+	RevokeClientsCreatedBy(ctx context.Context, q store.Querier, tenantID, userID int64) (int, error)
 }
 
 // Hasher turns a password into its slow hash.
@@ -127,6 +128,14 @@ func (s *Service) update(ctx context.Context, w *records.Write) (store.Doc, erro
 	if err != nil {
 		return nil, conflictOnEmail(err)
 	}
+	// An admin who loses admin loses the API clients they created, and
+	// those clients' tokens (the tenant's first user stays an admin
+	// whatever isAdmin says, and keeps them).
+	if w.Old["isAdmin"] == true && w.New["isAdmin"] != true {
+		if _, err := s.db.RevokeClientsCreatedBy(ctx, w.Tx, w.Caller.TenantID, w.ID); err != nil {
+			return nil, err
+		}
+	}
 	if hash != nil || w.Old["isAdmin"] != w.New["isAdmin"] {
 		w.AfterCommit(s.sessions.ForgetCachedTokens)
 	}
@@ -141,6 +150,11 @@ func (s *Service) delete(ctx context.Context, w *records.Write) (store.Doc, erro
 		if errors.Is(err, store.ErrOwner) {
 			return nil, errs.Conflicts("the tenant's first user cannot be deleted")
 		}
+		return nil, err
+	}
+	// The API clients the user created end with them; those acting as
+	// the user stay listed but get no tokens (their user is gone).
+	if _, err := s.db.RevokeClientsCreatedBy(ctx, w.Tx, w.Caller.TenantID, w.ID); err != nil {
 		return nil, err
 	}
 	w.AfterCommit(s.sessions.ForgetCachedTokens)
