@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -186,11 +187,18 @@ func TestFeedParameters(t *testing.T) {
 		if len(only.Changes) != 5 || only.Changes[0].Resource != "clients" {
 			t.Errorf("resources=clients: %v", summary(only.Changes))
 		}
+		// A name given again and again is the name once; the read is the
+		// same, and costs what one name does.
+		repeated := read(t, admin, url.Values{"after": {start}, "resources": {strings.Repeat("clients,", 2000) + "projects"}})
+		if both := read(t, admin, url.Values{"after": {start}, "resources": {"projects,clients"}}); fmt.Sprint(summary(repeated.Changes)) != fmt.Sprint(summary(both.Changes)) || len(both.Changes) != 10 {
+			t.Errorf("resources repeated: %v, want %v", summary(repeated.Changes), summary(both.Changes))
+		}
 		end := read(t, admin, url.Values{"after": {only.Next}})
 		if len(end.Changes) != 0 || end.Next != only.Next {
 			t.Errorf("at the end: %v, next %s (sent %s)", summary(end.Changes), end.Next, only.Next)
 		}
 		for _, q := range []string{"limit=0", "limit=10001", "limit=x", "wait=31", "wait=-1", "resources=nothing",
+			"resources=clients,nothing,clients", "resources=clients,,projects", "resources=Clients",
 			"after=abc", "after=" + start + "&after=" + start, "sort=id", "after=" + cursorPast(t, admin)} {
 			admin.Fail(t, http.MethodGet, "/v1/changes?"+q, nil, http.StatusBadRequest, "invalid")
 		}
@@ -204,6 +212,58 @@ func TestFeedParameters(t *testing.T) {
 		fresh := admin.Create(t, "projects", M{"name": "after the purge"})
 		if got := read(t, admin, nil).Changes; len(got) != 1 || got[0].ID != testenv.ID(t, fresh) {
 			t.Errorf("after a purge the feed starts with %v", summary(got))
+		}
+	})
+}
+
+// TestFeedPageBudget: a page of large records ends at the feed's byte
+// budget, whatever the limit, with next where it stopped; following next
+// yields every change once, in order, for an admin and for a member
+// (whose read checks each change's visibility).
+func TestFeedPageBudget(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		srv := testenv.Start(t, b)
+		admin := srv.SignIn(t, srv.CreateTenant(t, "acme"))
+		member := admin.Member(t, "member@acme.test")
+		start := read(t, admin, url.Values{"limit": {"10000"}}).Next
+		big := strings.Repeat("x", 1<<20-1024)
+		var all []int64
+		for i := range 12 {
+			who := admin
+			if i%3 == 0 {
+				who = member
+			}
+			e := who.Create(t, "time-entries", M{"trackingType": "WORKTIME", "day": "2026-01-05",
+				"startTime": "2026-01-05T08:00:00Z", "endTime": "2026-01-05T09:00:00Z", "notes": big, "n": i})
+			all = append(all, testenv.ID(t, e))
+		}
+		for _, c := range []struct {
+			who  *testenv.Client
+			want []int64
+		}{{admin, all}, {member, all}} {
+			var got []int64
+			after, pages := start, 0
+			for {
+				p := read(t, c.who, url.Values{"after": {after}, "limit": {"10000"}})
+				var bytes int
+				for _, ch := range p.Changes {
+					got = append(got, ch.ID)
+					bytes += len(ch.Record["notes"].(string))
+				}
+				if bytes > feed.PageBytes+(1<<20) {
+					t.Errorf("a page of %d changes holds %d bytes of records, more than the budget of %d and one record", len(p.Changes), bytes, feed.PageBytes)
+				}
+				if p.Next == after {
+					break
+				}
+				after, pages = p.Next, pages+1
+			}
+			if fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Errorf("following next: %v, want %v", got, c.want)
+			}
+			if pages < 3 {
+				t.Errorf("12 records of 1 MiB came in %d pages, want pages ended at the budget", pages)
+			}
 		}
 	})
 }

@@ -206,8 +206,9 @@ func (d sqliteDialect) migrationLock(context.Context, *sql.DB) (func(), error) {
 
 func (d sqliteDialect) file() (string, bool) { return d.path, true }
 
-// postgresDialect is PostgreSQL's.
-type postgresDialect struct{}
+// postgresDialect is PostgreSQL's. channel is the notification channel
+// of the schema's commits (changesChannel).
+type postgresDialect struct{ channel string }
 
 // citusDialect is PostgreSQL's with its tables spread over the nodes of
 // a Citus cluster (migration 00016): the few statements a distributed
@@ -377,12 +378,12 @@ type pipelining interface {
 
 // On plain PostgreSQL it is one statement, which returns the first
 // position.
-func (postgresDialect) claimStatements(tenantID int64, n int, head []Change) []statement {
+func (d postgresDialect) claimStatements(tenantID int64, n int, head []Change) []statement {
 	values, args := changeValues(tenantID, n, head)
 	return []statement{{`WITH pos AS (` + claimPositions + ` RETURNING last), ins AS (
 		INSERT INTO changes (tenant_id, seq, resource, record_id, op, at, doc, doc_bytes)
 		SELECT $1, pos.last - $2 + v.n, v.resource, v.record_id, v.op, v.at, v.doc, v.doc_bytes FROM pos, ` + values + ` RETURNING seq)
-		SELECT min(seq), pg_notify('` + changesChannel + `', $1::bigint::text) FROM ins`, args}}
+		SELECT min(seq), pg_notify($` + strconv.Itoa(len(args)+1) + `, $1::bigint::text) FROM ins`, append(args, d.channel)}}
 }
 
 // Citus would plan the one statement in three steps through the
@@ -391,7 +392,7 @@ func (postgresDialect) claimStatements(tenantID int64, n int, head []Change) []s
 // the tenant's shard), the rows, numbered from the positions in the same
 // shard, and the notification, on the coordinator where every instance
 // listens.
-func (citusDialect) claimStatements(tenantID int64, n int, head []Change) []statement {
+func (d citusDialect) claimStatements(tenantID int64, n int, head []Change) []statement {
 	values, args := changeValues(tenantID, n, head)
 	return []statement{
 		{claimPositions, args[:2]},
@@ -399,7 +400,7 @@ func (citusDialect) claimStatements(tenantID int64, n int, head []Change) []stat
 			SELECT p.tenant_id, p.last - $2 + v.n, v.resource, v.record_id, v.op, v.at, v.doc, v.doc_bytes
 			  FROM change_positions p, ` + values + `
 			 WHERE p.tenant_id = $1`, args},
-		{`SELECT pg_notify('` + changesChannel + `', $1)`, []any{strconv.FormatInt(tenantID, 10)}},
+		{`SELECT pg_notify($1, $2)`, []any{d.channel, strconv.FormatInt(tenantID, 10)}},
 	}
 }
 

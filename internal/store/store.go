@@ -237,12 +237,19 @@ func openPostgres(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("open database: %w", err)
 	}
+	var schema string
+	if err := pool.QueryRowContext(ctx, `SELECT COALESCE(current_schema(), '')`).Scan(&schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	pg := postgresDialect{channel: changesChannel(schema)}
+	db.dialect = pg
 	if citus {
-		db.dialect = citusDialect{}
+		db.dialect = citusDialect{pg}
 	}
 	listen, stop := context.WithCancel(context.Background())
 	db.stopListening, db.listening = stop, make(chan struct{})
-	go db.listenChanges(listen, cfg)
+	go db.listenChanges(listen, cfg, pg.channel)
 	return db, nil
 }
 
