@@ -213,17 +213,22 @@ var descriptions = map[string]opDesc{
 		Params: []Parameter{
 			{Name: "after", In: "query", Description: "A cursor from an earlier answer (`next` or a change's `cursor`); " +
 				"without it, from the oldest kept change.", Schema: Schema{"type": "string"}},
-			{Name: "limit", In: "query", Description: "At most this many changes (default 1000).",
+			{Name: "limit", In: "query", Description: "At most this many changes (default 1000). A page also ends " +
+				"after the change at which its records add up to 4 MiB; `next` goes on from there.",
 				Schema: Schema{"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000}},
 			{Name: "resources", In: "query", Description: "Only changes of these resources, comma-separated API path " +
-				"names (`time-entries,projects`; `uploads` for files).", Schema: Schema{"type": "string"}},
+				"names (`time-entries,projects`; `uploads` for files). A name given twice counts once; an unknown one → 400.",
+				Schema: Schema{"type": "string"}},
 			{Name: "wait", In: "query", Description: "Seconds (0–30) to hold the request open until a change arrives, " +
-				"on any instance; the answer then has the changes so far, or none.",
+				"on any instance; the answer then has the changes so far, or none. A user or API client may hold 8 " +
+				"waiting reads at once, a tenant 32; beyond that → 429.",
 				Schema: Schema{"type": "number", "minimum": 0, "maximum": 30, "default": 0}},
 		},
 		OK:       okJSON(200, "The changes and the cursor to read on from.", schemaRef("ChangePage")),
 		Errors:   []int{410},
-		Refusals: map[int]string{410: "The changes after the cursor are no longer kept (`cursor_expired`)."}},
+		Refusals: map[int]string{410: "The changes after the cursor are no longer kept (`cursor_expired`).",
+			429: "The tenant's share of requests is in use, or (with `wait`) the user or API client already holds 8 " +
+				"waiting reads of the feed, or the tenant 32 (`too_many_requests`); retry after `Retry-After`."}},
 
 	"GET /v1/api-clients": {ID: "listApiClients", Tag: tagClients, Summary: "List the API clients",
 		Description: "Every API client of the tenant, without secrets. Admins only.",
