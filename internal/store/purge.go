@@ -211,7 +211,7 @@ func (db *DB) PurgeDeliveries(ctx context.Context, keep int) error {
 			}
 		}
 		if len(keys) < purgeWebhooks {
-			db.deliveriesMark.set(webhookKey{})
+			db.deliveriesMark.set(WebhookKey{})
 			return nil
 		}
 		after = keys[len(keys)-1]
@@ -222,38 +222,35 @@ func (db *DB) PurgeDeliveries(ctx context.Context, keep int) error {
 // a cache of progress, which a restart only sets back to the start.
 type purgeMark struct {
 	mu  sync.Mutex
-	key webhookKey
+	key WebhookKey
 }
 
-func (m *purgeMark) get() webhookKey {
+func (m *purgeMark) get() WebhookKey {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.key
 }
 
-func (m *purgeMark) set(k webhookKey) {
+func (m *purgeMark) set(k WebhookKey) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.key = k
 }
 
-// webhookKey is a webhook's primary key.
-type webhookKey struct{ tenant, id int64 }
-
 // webhookKeys returns the next purgeWebhooks webhooks after the key
 // `after`, across tenants, over the primary key.
-func (db *DB) webhookKeys(ctx context.Context, after webhookKey) ([]webhookKey, error) {
+func (db *DB) webhookKeys(ctx context.Context, after WebhookKey) ([]WebhookKey, error) {
 	rows, err := db.read.QueryContext(ctx,
 		`SELECT tenant_id, id FROM webhooks WHERE (tenant_id, id) > ($1, $2) ORDER BY tenant_id, id LIMIT $3`,
-		after.tenant, after.id, purgeWebhooks)
+		after.TenantID, after.ID, purgeWebhooks)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var keys []webhookKey
+	var keys []WebhookKey
 	for rows.Next() {
-		var k webhookKey
-		if err := rows.Scan(&k.tenant, &k.id); err != nil {
+		var k WebhookKey
+		if err := rows.Scan(&k.TenantID, &k.ID); err != nil {
 			return nil, err
 		}
 		keys = append(keys, k)
@@ -263,7 +260,7 @@ func (db *DB) webhookKeys(ctx context.Context, after webhookKey) ([]webhookKey, 
 
 // trimDeliveries deletes the finished deliveries of each webhook of keys
 // beyond its newest keep, in one transaction, and returns how many went.
-func (db *DB) trimDeliveries(ctx context.Context, keys []webhookKey, keep int) (int64, error) {
+func (db *DB) trimDeliveries(ctx context.Context, keys []WebhookKey, keep int) (int64, error) {
 	var total int64
 	err := db.Tx(ctx, func(q Querier) error {
 		total = 0
@@ -272,7 +269,7 @@ func (db *DB) trimDeliveries(ctx context.Context, keys []webhookKey, keep int) (
 			res, err := q.ExecContext(ctx,
 				`DELETE FROM webhook_deliveries WHERE tenant_id = $1 AND webhook_id = $2 AND status <> $3 AND seq <= (
 				   SELECT k.seq FROM webhook_deliveries k WHERE k.tenant_id = $1 AND k.webhook_id = $2
-				   ORDER BY k.seq DESC LIMIT 1 OFFSET $4)`, k.tenant, k.id, DeliveryPending, keep)
+				   ORDER BY k.seq DESC LIMIT 1 OFFSET $4)`, k.TenantID, k.ID, DeliveryPending, keep)
 			if err != nil {
 				return err
 			}

@@ -53,7 +53,7 @@ func TestPurgeDeliveriesGoesOn(t *testing.T) {
 	}
 
 	// A run cut short before it did anything keeps the mark where it was.
-	mid := webhookKey{tn.ID, hooks / 2}
+	mid := WebhookKey{TenantID: tn.ID, ID: hooks / 2}
 	db.deliveriesMark.set(mid)
 	ended, cancel := context.WithCancel(ctx)
 	cancel()
@@ -68,23 +68,23 @@ func TestPurgeDeliveriesGoesOn(t *testing.T) {
 	if err := db.PurgeDeliveries(ctx, keep); err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []int64{1, mid.id} {
+	for _, w := range []int64{1, mid.ID} {
 		if n := count(w); n != perHook {
 			t.Errorf("webhook %d, before the mark: %d deliveries, want %d untouched", w, n, perHook)
 		}
 	}
-	for _, w := range []int64{mid.id + 1, hooks} {
+	for _, w := range []int64{mid.ID + 1, hooks} {
 		if n := count(w); n != keep {
 			t.Errorf("webhook %d, after the mark: %d deliveries, want %d", w, n, keep)
 		}
 	}
-	if got := db.deliveriesMark.get(); got != (webhookKey{}) {
+	if got := db.deliveriesMark.get(); got != (WebhookKey{}) {
 		t.Fatalf("mark %v after a run reached the end, want the start", got)
 	}
 	if err := db.PurgeDeliveries(ctx, keep); err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []int64{1, mid.id} {
+	for _, w := range []int64{1, mid.ID} {
 		if n := count(w); n != keep {
 			t.Errorf("webhook %d after the run from the start: %d deliveries, want %d", w, n, keep)
 		}
