@@ -224,8 +224,8 @@ var descriptions = map[string]opDesc{
 				"waiting reads at once, a tenant 32; beyond that → 429.",
 				Schema: Schema{"type": "number", "minimum": 0, "maximum": 30, "default": 0}},
 		},
-		OK:       okJSON(200, "The changes and the cursor to read on from.", schemaRef("ChangePage")),
-		Errors:   []int{410},
+		OK:     okJSON(200, "The changes and the cursor to read on from.", schemaRef("ChangePage")),
+		Errors: []int{410},
 		Refusals: map[int]string{410: "The changes after the cursor are no longer kept (`cursor_expired`).",
 			429: "The tenant's share of requests is in use, or (with `wait`) the user or API client already holds 8 " +
 				"waiting reads of the feed, or the tenant 32 (`too_many_requests`); retry after `Retry-After`."}},
