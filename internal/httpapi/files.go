@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -55,10 +56,12 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) error {
 	}
 	replace := r.URL.Query().Get("delete_others")
 	next := func() (*files.Part, error) {
-		mr, err := r.MultipartReader()
-		if err != nil {
+		boundary, ok := multipartBoundary(r.Header.Get("Content-Type"))
+		if !ok {
 			return nil, errs.New(errs.Invalid, "invalid_upload", "send multipart/form-data with one part named file")
 		}
+		limit := newPartHeaderLimit(r.Body, boundary)
+		mr := multipart.NewReader(limit, boundary)
 		for {
 			part, err := mr.NextPart()
 			if errors.Is(err, io.EOF) {
@@ -66,13 +69,19 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) error {
 			}
 			if err != nil {
 				var mbe *http.MaxBytesError
-				if errors.As(err, &mbe) {
+				switch {
+				case limit.exceeded():
+					return nil, errPartHeader
+				case errors.As(err, &mbe):
 					return nil, err
 				}
 				return nil, errs.New(errs.Invalid, "invalid_upload", "the multipart body cannot be read: "+err.Error())
 			}
 			if part.FormName() != "file" {
 				if _, err := io.Copy(io.Discard, part); err != nil {
+					if limit.exceeded() {
+						return nil, errPartHeader
+					}
 					return nil, errs.New(errs.Invalid, "invalid_upload", "the multipart body cannot be read")
 				}
 				continue
@@ -91,6 +100,150 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeRecordJSON(w, r, http.StatusCreated, up)
 	return nil
+}
+
+// maxPartHeader caps the header block of each part of a multipart body:
+// its header lines and the empty line that ends them.
+const maxPartHeader = 16 << 10
+
+var errPartHeader = errs.New(errs.Invalid, "invalid_upload",
+	"a part's header is larger than "+strconv.Itoa(maxPartHeader)+" bytes (its header lines and the empty line that ends them); send shorter part headers")
+
+// partHeaderLimit passes a multipart body through and stops it with
+// errPartHeader where the header block of a part grows past
+// maxPartHeader. mime/multipart reads a part's header block whole, up to
+// 10 MiB, before it hands out the part: the limit must stop it before it
+// has buffered more. It follows the framing as multipart.Reader reads it:
+// a header block follows a delimiter line ("--", the boundary, optional
+// spaces and tabs, and the line end of the first delimiter line, CRLF or
+// LF) and ends with an empty line. A delimiter line starts the body's
+// first part wherever a line starts, the others after the line end of the
+// first (CRLF: not after a bare LF) or right where a part's content
+// starts. Lines after the closing delimiter are taken for parts too,
+// which the reader never reads.
+type partHeaderLimit struct {
+	r     io.Reader
+	delim []byte // "--" + boundary
+	max   int    // maxPartHeader but in tests
+	state int
+	// nl is the line end of delimiter lines: 0 before the first one,
+	// then '\r' (CRLF) or '\n' (LF).
+	nl byte
+	// prev is the last byte of the previous Read.
+	prev byte
+	// matched: bytes of delim matched at the start of the line (inDelim);
+	// block: bytes of the header block so far, line: of its current
+	// line, cr: the line is a lone CR so far (inHeader).
+	matched, block, line int
+	cr                   bool
+	err                  error
+}
+
+// The states of partHeaderLimit.
+const (
+	inDelim    = iota // at the start of a line, which may be a delimiter line
+	inLine            // within a line that is no delimiter line
+	afterDelim        // after "--" and the boundary: spaces, tabs, then the line end
+	afterCR           // a CR after the delimiter: an LF must follow
+	inHeader          // within a header block
+)
+
+func newPartHeaderLimit(r io.Reader, boundary string) *partHeaderLimit {
+	return &partHeaderLimit{r: r, delim: []byte("--" + boundary), max: maxPartHeader}
+}
+
+// exceeded reports whether the limit has stopped the body. The reader
+// reading through it may fail with an error of its own then: the limit
+// cuts a header line short.
+func (l *partHeaderLimit) exceeded() bool { return l.err == errPartHeader }
+
+func (l *partHeaderLimit) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	n, err := l.r.Read(p)
+	// before is the byte before p[i].
+	before := func(i int) byte {
+		if i == 0 {
+			return l.prev
+		}
+		return p[i-1]
+	}
+	for i := 0; i < n; i++ {
+		c := p[i]
+		switch l.state {
+		case inLine:
+			j := bytes.IndexByte(p[i:n], '\n')
+			if j < 0 {
+				i = n
+				continue
+			}
+			i += j
+			l.lineStart(before(i) == '\r', false)
+		case inDelim:
+			switch {
+			case c == l.delim[l.matched]:
+				l.matched++
+				if l.matched == len(l.delim) {
+					l.state = afterDelim
+				}
+			case c == '\n':
+				l.lineStart(before(i) == '\r', false)
+			default:
+				l.state = inLine
+			}
+		case afterDelim:
+			switch {
+			case c == ' ' || c == '\t':
+			case c == '\r' && l.nl != '\n':
+				l.state = afterCR
+			case c == '\n' && l.nl != '\r':
+				l.nl = '\n'
+				l.state, l.block, l.line = inHeader, 0, 0
+			default:
+				l.state = inLine // the closing delimiter, or no delimiter line
+			}
+		case afterCR:
+			if c == '\n' {
+				l.nl = '\r'
+				l.state, l.block, l.line = inHeader, 0, 0
+			} else {
+				l.state = inLine
+			}
+		case inHeader:
+			l.block++
+			if l.block > l.max {
+				l.err = errPartHeader
+				return i, l.err
+			}
+			if c != '\n' {
+				l.cr = l.line == 0 && c == '\r'
+				l.line++
+				continue
+			}
+			if l.line == 0 || l.line == 1 && l.cr {
+				l.lineStart(true, true) // the empty line: the part's content follows
+			}
+			l.line, l.cr = 0, false
+		}
+	}
+	if n > 0 {
+		l.prev = p[n-1]
+	}
+	return n, err
+}
+
+// lineStart starts a line after an LF: crlf, the LF ended a CRLF;
+// content, the line is the first of a part's content. The line may be a
+// delimiter line before the first delimiter line, at the start of a part's
+// content, and after the line end of the first.
+func (l *partHeaderLimit) lineStart(crlf, content bool) {
+	l.matched = 0
+	if l.nl == 0 || content || l.nl == '\n' || crlf {
+		l.state = inDelim
+	} else {
+		l.state = inLine
+	}
 }
 
 // partFilename is the filename of a part exactly as the client sent it.

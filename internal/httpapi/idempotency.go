@@ -411,7 +411,9 @@ func newPartHasher(h hash.Hash, boundary string) *partHasher {
 	p := &partHasher{pw: pw, done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		hashParts(h, multipart.NewReader(pr, boundary))
+		// Part headers are limited here as in the upload handler: the
+		// hasher buffers no more of them than the handler does.
+		hashParts(h, multipart.NewReader(newPartHeaderLimit(pr, boundary), boundary))
 		// What follows the parts (the epilogue, or the rest after framing
 		// that does not parse) is read, not hashed: its split between the
 		// parser's buffer and this read depends on how the body arrived.
