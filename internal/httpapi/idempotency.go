@@ -56,8 +56,11 @@ var (
 // first request with a key runs and its answer is kept; the same request
 // again gets that answer replayed, another request with the key 422, and
 // any request while the first runs 409. Without the header nothing
-// changes. It runs after authentication: keys belong to a user.
-func (s *Server) idempotent(next http.Handler) http.Handler {
+// changes. It runs after authentication and the route's permit: keys
+// belong to a user, and are replayed only to a caller who may make the
+// request. shows, if set, must let the caller see the record of a kept
+// success before it is replayed (see permit).
+func (s *Server) idempotent(next http.Handler, shows func(r *http.Request, id int64, doc []byte) error) http.Handler {
 	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		values := r.Header.Values("Idempotency-Key")
 		if len(values) == 0 {
@@ -97,7 +100,7 @@ func (s *Server) idempotent(next http.Handler) http.Handler {
 			if e.Running {
 				return errKeyInUse
 			}
-			return s.replay(w, e.Answer, fp)
+			return s.replay(w, r, e.Answer, fp, shows)
 		}
 		return errKeyInUse
 	})
@@ -222,14 +225,24 @@ func (s *Server) releaseKey(ctx context.Context, k store.IdempotencyKey, holder 
 }
 
 // replay answers with the kept answer a if the request is the one that
-// made it, else 422. The body is read to its end for the comparison.
-func (s *Server) replay(w http.ResponseWriter, a store.IdempotentAnswer, fp *fingerprint) error {
+// made it, else 422, and if shows (when set) lets the caller see the
+// record of a kept success, else with its refusal. The body is read to
+// its end for the comparison.
+func (s *Server) replay(w http.ResponseWriter, r *http.Request, a store.IdempotentAnswer, fp *fingerprint,
+	shows func(r *http.Request, id int64, doc []byte) error) error {
 	fp.drain()
 	if fp.err != nil {
 		return fp.err
 	}
 	if !bytes.Equal(fp.sum(), a.Fingerprint) {
 		return errKeyReused
+	}
+	if shows != nil && a.Status < 300 {
+		if id, ok := docID(a.Body); ok {
+			if err := shows(r, id, a.Body); err != nil {
+				return err
+			}
+		}
 	}
 	h := w.Header()
 	for _, name := range replayedHeaders {

@@ -200,13 +200,150 @@ func (s *Server) routes() {
 }
 
 // data registers a /v1 endpoint behind tenant resolution and
-// authentication; a POST also takes an Idempotency-Key.
+// authentication; a POST also takes an Idempotency-Key, behind the check
+// of its permit.
 func (s *Server) data(pattern string, h handlerFunc) {
 	next := s.handle(h)
 	if method, _, _ := strings.Cut(pattern, " "); method == http.MethodPost {
-		next = s.idempotent(next)
+		p := s.permitOf(pattern)
+		next = s.permitted(p.may, s.idempotent(next, p.shows))
 	}
 	s.route(pattern, Bearer, s.withTenant(s.withAuth(next)))
+}
+
+// A permit says who may make the requests of a keyed route (a POST, which
+// takes an Idempotency-Key). It is checked in front of the idempotency
+// middleware: a new request and the replay of a kept answer pass the same
+// check and get the same refusal, so that a replay answers only a caller
+// who may still make the request. The token's scope is checked before it
+// (withAuth); the services check again as they do for every request.
+type permit struct {
+	// may refuses a request by what it names: the caller's role, the
+	// resource or the record of its path.
+	may func(r *http.Request) error
+	// shows, if set, refuses to replay a kept success whose record the
+	// caller may no longer see (or write, where that is the rule): that
+	// record is known only once the request has run. id is the record's,
+	// doc the answer's body.
+	shows func(r *http.Request, id int64, doc []byte) error
+}
+
+// permitOf is the permit of each keyed route of the route table; a POST
+// without one stops the server from starting.
+func (s *Server) permitOf(pattern string) permit {
+	switch pattern {
+	case "POST /v1/api-clients":
+		p := admins("only admins may manage API clients")
+		p.shows = func(r *http.Request, id int64, _ []byte) error {
+			_, err := s.auth.Client(r.Context(), principalOf(r), id)
+			return err
+		}
+		return p
+	case "POST /v1/webhooks":
+		p := admins("only admins may manage webhooks")
+		p.shows = func(r *http.Request, id int64, _ []byte) error {
+			_, err := s.hooks.Get(r.Context(), principalOf(r), id)
+			return err
+		}
+		return p
+	case "POST /v1/approval/bulk-approve":
+		return admins("only admins may approve project days")
+	case "POST /v1/skill-sets/{id}/apply":
+		return admins("only admins may apply skill sets")
+	case "POST /v1/files/upload/{model}/{record}":
+		return permit{may: s.mayUpload, shows: s.showsUpload}
+	}
+	if name, ok := strings.CutPrefix(pattern, "POST /v1/"); ok {
+		if r, ok := s.reg.Get(name); ok && !r.ReadOnly {
+			return s.recordPermit(r)
+		}
+	}
+	panic("httpapi: the keyed route " + pattern + " has no permit")
+}
+
+// admins permits admins only; the message is the service's own.
+func admins(message string) permit {
+	return permit{may: func(r *http.Request) error {
+		if !principalOf(r).IsAdmin {
+			return errs.Forbid(message)
+		}
+		return nil
+	}}
+}
+
+// recordPermit permits the creation of a record of res as the write rule
+// of the registry does: admins only, or members their own records. The
+// record a kept answer shows must still be one the caller may write, as
+// the answer names its owner, and read as it is now (else the 404 of
+// reading it).
+func (s *Server) recordPermit(res *resource.Resource) permit {
+	return permit{
+		may: func(r *http.Request) error { return records.MayCreate(principalOf(r), res) },
+		shows: func(r *http.Request, id int64, doc []byte) error {
+			caller := principalOf(r)
+			if err := s.records.MayWrite(caller, res, doc); err != nil {
+				return err
+			}
+			_, err := s.records.Get(r.Context(), caller, res, id, nil)
+			return err
+		},
+	}
+}
+
+// uploadOwners are the resources whose records take files, by the model
+// of the upload path.
+var uploadOwners = map[string]string{"document": "documents", "expense": "expenses"}
+
+// mayUpload permits an upload as files.Service.Upload does first: the
+// caller must see the record the file attaches to (else 404) and may
+// change it (else 403). What names no such record is left to the handler,
+// which refuses it alike for every caller.
+func (s *Server) mayUpload(r *http.Request) error {
+	name, ok := uploadOwners[r.PathValue("model")]
+	if !ok {
+		return nil
+	}
+	id, err := pathInt(r, "record")
+	if err != nil {
+		return nil
+	}
+	res := s.reg.Must(name)
+	caller := principalOf(r)
+	doc, err := s.records.Get(r.Context(), caller, res, id, nil)
+	if err != nil {
+		return err
+	}
+	return s.records.MayWrite(caller, res, doc)
+}
+
+// showsUpload: the upload a kept answer shows must still be its record's
+// (not deleted, nor replaced since).
+func (s *Server) showsUpload(r *http.Request, id int64, _ []byte) error {
+	record, err := pathInt(r, "record")
+	if err != nil {
+		return err
+	}
+	ups, err := s.files.List(r.Context(), principalOf(r), r.PathValue("model"), record)
+	if err != nil {
+		return err
+	}
+	for _, up := range ups {
+		if up.ID == id {
+			return nil
+		}
+	}
+	return errs.New(errs.NotFound, "not_found", "no such upload")
+}
+
+// permitted answers a request its permit refuses with the refusal.
+func (s *Server) permitted(may func(r *http.Request) error, next http.Handler) http.Handler {
+	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		if err := may(r); err != nil {
+			return err
+		}
+		next.ServeHTTP(w, r)
+		return nil
+	})
 }
 
 // Share is the fair share of requests in progress, for monitoring.

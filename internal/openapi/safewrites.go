@@ -25,7 +25,10 @@ func (b *builder) safeWriteComponents() {
 		Description: "1–255 printable ASCII characters, unique per request the client means (a UUID). Kept 24 hours " +
 			"per tenant and user: the same key with the same method, path and body replays the first answer " +
 			"(`Idempotent-Replayed: true`); with another request → 422 `idempotency_key_reused`; while the first " +
-			"is still running → 409 `idempotency_key_in_use`. Answers of 5xx are not kept."}
+			"is still running → 409 `idempotency_key_in_use`. Answers of 5xx are not kept. A kept answer is " +
+			"replayed only while the caller may still make the request (role, token scope, rights on the record " +
+			"the path names, the record the answer shows); otherwise the answer is the refusal a new request gets, " +
+			"or 404 `not_found` when the caller may no longer read the record the answer shows."}
 	c.Headers["ETag"] = Header{Description: "Strong entity tag of the record: changes whenever the record changes. " +
 		"Send it in `If-Match` to write only that version, in `If-None-Match` to read only a newer one.",
 		Required: true, Schema: str}
@@ -35,6 +38,8 @@ func (b *builder) safeWriteComponents() {
 		Headers: map[string]Header{"ETag": {Ref: "#/components/headers/ETag"}}}
 	c.Responses["PreconditionFailed"] = errorAnswer("The record no longer has a tag `If-Match` names " +
 		"(`precondition_failed`): read it again and resend the change.")
+	c.Responses["ReplayNotFound"] = errorAnswer("The answer kept for this `Idempotency-Key` shows a record the " +
+		"caller may no longer read, deleted or hidden since (`not_found`): it is not replayed.")
 	c.Responses["UnprocessableEntity"] = errorAnswer("The `Idempotency-Key` was used for another request " +
 		"(`idempotency_key_reused`): another method, path or body.")
 }
@@ -73,6 +78,9 @@ func (b *builder) safeWrite(method string, op *Operation) {
 			r.Description += " Or the first request with the same `Idempotency-Key` is still running (`idempotency_key_in_use`)."
 		}
 		op.Responses["422"] = &Response{Ref: "#/components/responses/UnprocessableEntity"}
+		if op.record && op.Responses["404"] == nil {
+			op.Responses["404"] = &Response{Ref: "#/components/responses/ReplayNotFound"}
+		}
 	}
 }
 

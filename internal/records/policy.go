@@ -2,9 +2,20 @@ package records
 
 import (
 	"planwerk/internal/auth"
+	"planwerk/internal/errs"
 	"planwerk/internal/resource"
 	"planwerk/internal/store"
 )
+
+// MayCreate reports whether the caller may create records of r at all,
+// whatever the record: nil, or the 403 Error Create refuses with. (Create
+// applies the rest of the write rule to the record: a member's own.)
+func MayCreate(caller auth.Principal, r *resource.Resource) error {
+	if !caller.IsAdmin && r.Write == resource.AdminOnly {
+		return errs.Forbid("only admins may write " + r.Name)
+	}
+	return nil
+}
 
 // MayWrite reports whether the caller may change the stored record doc of
 // r (or anything attached to it, such as its file): nil, or a 403 Error.
