@@ -270,8 +270,7 @@ func (db *DB) ChangesAfter(ctx context.Context, tenantID, after int64, resources
 		q += ` AND resource IN (` + strings.Join(marks, ", ") + `)`
 	}
 	args = append(args, limit)
-	q += fmt.Sprintf(` ORDER BY seq LIMIT $%d`, len(args))
-	rows, err := db.read.QueryContext(ctx, db.dialect.changesQuery(q), args...)
+	rows, err := db.read.QueryContext(ctx, db.dialect.changesQuery(q, fmt.Sprintf("$%d", len(args))), args...)
 	if err != nil {
 		return nil, fmt.Errorf("changes: %w", err)
 	}
