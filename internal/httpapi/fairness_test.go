@@ -141,7 +141,7 @@ func pollsOfOneCredential(t *testing.T, srv *testenv.Server) {
 	member := admin.Member(t, "member@onecred.test")
 	client := admin.ClientSignIn(t, admin.APIClient(t, "sync", member.UserID, "read"))
 	waiting := waitingPolls(t, srv)
-	stop := holdPolls(t, client, 8)
+	stop := holdPolls(t, client, feedEnd(t, client), 8)
 	defer stop()
 	eventually(t, time.Minute, "the client's 8 reads do not wait", func() bool { return waitingPolls(t, srv) == waiting+8 })
 
@@ -167,9 +167,10 @@ func pollsOfOneCredential(t *testing.T, srv *testenv.Server) {
 func idlePollsBesideWrites(t *testing.T, srv *testenv.Server) {
 	idle := srv.SignIn(t, srv.CreateTenant(t, "idlepolls"))
 	busy := srv.SignIn(t, srv.CreateTenant(t, "busywrites"))
+	end := feedEnd(t, idle)
 	reads, waiting := feedReads(t, srv), waitingPolls(t, srv)
 	var answered atomic.Int32
-	stop := holdPolls(t, idle, 8, func(status int) {
+	stop := holdPolls(t, idle, end, 8, func(status int) {
 		if status == http.StatusOK {
 			answered.Add(1)
 		}
@@ -190,11 +191,10 @@ func idlePollsBesideWrites(t *testing.T, srv *testenv.Server) {
 	eventually(t, time.Minute, "the idle tenant's write does not answer its waiting reads", func() bool { return answered.Load() == 8 })
 }
 
-// holdPolls starts n reads by c of the feed's end that wait for a
+// holdPolls starts n reads by c after the cursor end that wait for a
 // change, each in a goroutine; stop cuts those still waiting and waits
 // for all. report, when given, learns each read's status.
-func holdPolls(t *testing.T, c *testenv.Client, n int, report ...func(status int)) (stop func()) {
-	end := feedEnd(t, c)
+func holdPolls(t *testing.T, c *testenv.Client, end string, n int, report ...func(status int)) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for range n {
