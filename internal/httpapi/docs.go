@@ -9,11 +9,11 @@ import (
 	"fmt"
 	"net/http"
 	"path"
-	"planwerk/internal/errs"
 	"strconv"
 	"strings"
 	"sync"
 
+	"planwerk/internal/errs"
 	"planwerk/internal/openapi"
 )
 

@@ -11,11 +11,11 @@ import (
 	"mime/multipart"
 	"net"
 	"net/http"
-	"planwerk/internal/errs"
 	"strconv"
 	"strings"
 	"time"
 
+	"planwerk/internal/errs"
 	"planwerk/internal/files"
 	"planwerk/internal/filestore"
 	"planwerk/internal/store"

@@ -9,10 +9,10 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"planwerk/internal/errs"
 	"strconv"
 	"strings"
 
+	"planwerk/internal/errs"
 	"planwerk/internal/query"
 	"planwerk/internal/resource"
 )

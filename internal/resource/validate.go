@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"planwerk/internal/errs"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"planwerk/internal/errs"
 	"planwerk/internal/query"
 )
 

@@ -9,11 +9,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"planwerk/internal/errs"
 	"strings"
 	"sync"
 	"time"
 
+	"planwerk/internal/errs"
 	"planwerk/internal/store"
 )
 

@@ -3,10 +3,10 @@ package tenancy_test
 import (
 	"errors"
 	"net/http"
-	"planwerk/internal/errs"
 	"strings"
 	"testing"
 
+	"planwerk/internal/errs"
 	"planwerk/internal/tenancy"
 )
 
