@@ -21,6 +21,7 @@ import (
 // TestAdminCommands runs tenant list, tenant set-storage and user
 // reset-password on both databases.
 func TestAdminCommands(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		dsn := testenv.DSN(t, b)
@@ -137,6 +138,7 @@ func TestAdminCommands(t *testing.T) {
 // backup and tenant list leave the live database byte for byte as it was.
 // PostgreSQL is refused.
 func TestBackup(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "live.db")

@@ -350,7 +350,8 @@ func (s *Service) visibleChange(ctx context.Context, caller auth.Principal, name
 }
 
 // NewService builds the service on an open, migrated database.
-func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.Logger) (*Service, error) {
+func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.Logger, opts ...Option) (*Service, error) {
+	o := newOptions(opts)
 	fs, err := filestore.Open(ctx, cfg.Files)
 	if err != nil {
 		return nil, err
@@ -369,7 +370,7 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 	if err != nil {
 		return nil, err
 	}
-	svc.Hasher = auth.NewHasher(runtime.NumCPU())
+	svc.Hasher = auth.NewHasherCost(runtime.NumCPU(), o.hashCost)
 	svc.Auth = auth.NewService(db, svc.Hasher, auth.Config{
 		AccessTTL:    cfg.TokenTTL,
 		RefreshTTL:   30 * 24 * time.Hour,

@@ -75,6 +75,7 @@ func checkPassword(t *testing.T, u store.User, password string, want bool) {
 }
 
 func TestTenantCreate(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		dsn := testenv.DSN(t, b)
@@ -151,6 +152,7 @@ func TestTenantCreate(t *testing.T) {
 }
 
 func TestTenantCreatePasswordSources(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := "sqlite:" + filepath.Join(t.TempDir(), "pw.db")
 	db := openStore(t, dsn)
@@ -235,6 +237,7 @@ func TestTenantCreatePasswordSources(t *testing.T) {
 }
 
 func TestTenantCreateInvalid(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := "sqlite:" + filepath.Join(t.TempDir(), "invalid.db")
 	db := openStore(t, dsn)
@@ -284,6 +287,7 @@ func firstNumber(s string) int {
 }
 
 func TestMigrateTwice(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		dsn := testenv.DSN(t, b)
@@ -315,6 +319,7 @@ func TestMigrateTwice(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	r := run(context.Background(), nil, "", "version")
 	if r.err != nil {
 		t.Fatal(r.err)
@@ -389,6 +394,7 @@ func TestDatabaseFromEnv(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		nil,
 		{"frobnicate"},

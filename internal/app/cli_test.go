@@ -99,6 +99,7 @@ func TestHelp(t *testing.T) {
 // A command reads only the settings it lists: tenant create takes neither
 // the file store nor Redis from the environment, nor as flags.
 func TestCommandReadsOnlyItsSettings(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	env := map[string]string{
 		"PLANWERK_DATABASE": "sqlite:" + filepath.Join(dir, "only.db"),
@@ -128,6 +129,7 @@ func TestCommandReadsOnlyItsSettings(t *testing.T) {
 // TestExitCodes runs the binary: help exits 0 and writes stdout only; an
 // unknown command or flag exits 2 with a short usage on stderr.
 func TestExitCodes(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
@@ -264,6 +266,7 @@ func otherAddresses(t *testing.T) []net.IP {
 // PLANWERK_ADDR) listens on 127.0.0.1 only, and prints its curl once it
 // listens, with the port it got.
 func TestDemoListensOnLoopback(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		env  map[string]string
@@ -313,6 +316,7 @@ func TestDemoListensOnLoopback(t *testing.T) {
 // TestDemoAddrExplicitHost: a host named in --addr is where the demo
 // listens.
 func TestDemoAddrExplicitHost(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, done := demo(t, nil, "--addr", "0.0.0.0:0")
 	u := waitCurl(t, stdout, stderr, done)
 	got := listening(t, stderr.String())
@@ -330,6 +334,7 @@ func TestDemoAddrExplicitHost(t *testing.T) {
 // TestDemoPortTaken: with its port taken, serve --demo fails and prints no
 // curl.
 func TestDemoPortTaken(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

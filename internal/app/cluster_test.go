@@ -1,3 +1,5 @@
+//go:build system
+
 package app_test
 
 import (

@@ -18,6 +18,7 @@ import (
 // fail with a usage error telling the operator to run planwerk migrate, and
 // leave the database as they found it.
 func TestCommandsNeedMigratedDatabase(t *testing.T) {
+	t.Parallel()
 	commands := [][]string{
 		{"tenant", "list"},
 		{"tenant", "set-storage", "--slug", "alpha", "--bytes", "1"},

@@ -15,6 +15,7 @@ import (
 // TestBrakeAddress: the brake counts an IPv4 address alone (written as
 // IPv4 whatever the notation) and an IPv6 address by its /64.
 func TestBrakeAddress(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, a, b string
 		want       string // BrakeAddress(a)
@@ -86,6 +87,7 @@ func spray(t *testing.T, srv *testenv.Server, slug, series string, n int, addr f
 // spent, exactly as from one address; another /64 is counted apart, and
 // IPv4 addresses are still counted one by one.
 func TestLoginBrakeIPv6SprayOneSlash64(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := behindProxy(t, b)
 		tn := srv.CreateTenant(t, "acme")
@@ -123,6 +125,7 @@ func TestLoginBrakeIPv6SprayOneSlash64(t *testing.T) {
 // password from another address of that /64 is refused, from an
 // address of another /64 without failures it gets in.
 func TestLoginBrakeIPv6OneAccount(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := behindProxy(t, b)
 		tn := srv.CreateTenant(t, "acme")
@@ -153,6 +156,7 @@ func TestLoginBrakeIPv6OneAccount(t *testing.T) {
 // one /64 are braked as from one address; the right secret from another
 // /64 gets its token.
 func TestClientSecretBrakeIPv6(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := behindProxy(t, b)
 		tn := srv.CreateTenant(t, "acme")

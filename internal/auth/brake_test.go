@@ -16,6 +16,7 @@ import (
 )
 
 func TestLoginBrake(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b, func(c *config.Config) {
 			c.LoginFailuresPerAccount = 3
@@ -52,6 +53,7 @@ func TestLoginBrake(t *testing.T) {
 // TestLoginBrakeParallel: guesses sent at once are counted before the
 // slow password check, so the brake holds.
 func TestLoginBrakeParallel(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b, func(c *config.Config) { c.LoginFailuresPerAccount = 3 })
 		tn := srv.CreateTenant(t, "acme")
@@ -101,6 +103,7 @@ func grantFrom(t *testing.T, srv *testenv.Server, ip, slug string, form url.Valu
 // many, never refuse the right password from an address without recent
 // failures; an address that has failed is held to the account's brake.
 func TestLoginBrakeKeepsOwnerIn(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b, func(c *config.Config) {
 			c.LoginFailuresPerAccount = 3
@@ -144,6 +147,7 @@ func TestLoginBrakeKeepsOwnerIn(t *testing.T) {
 // TestLoginBrakeCountsFailuresOnly: correct logins from one address are
 // never refused, however many.
 func TestLoginBrakeCountsFailuresOnly(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b, func(c *config.Config) {
 			c.LoginFailuresPerAccount = 3
@@ -173,6 +177,7 @@ func TestLoginBrakeCountsFailuresOnly(t *testing.T) {
 // TestClientSecretBrake: wrong client secrets are braked like passwords;
 // the right secret from another address still gets its token.
 func TestClientSecretBrake(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b, func(c *config.Config) { c.LoginFailuresPerAccount = 3 })
 		tn := srv.CreateTenant(t, "acme")
@@ -197,6 +202,7 @@ func TestClientSecretBrake(t *testing.T) {
 // client the proxy names in X-Forwarded-For; without it, on the peer,
 // whatever the header says.
 func TestLoginBrakeBehindProxy(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		for _, trusted := range []bool{true, false} {
 			srv := testenv.Start(t, b, func(c *config.Config) {

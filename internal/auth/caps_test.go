@@ -128,6 +128,7 @@ func capAdmins(t *testing.T, srv *testenv.Server) [][]*testenv.Client {
 // TestAPIClientCapUnderRace: 40 creates racing on top of 90 API clients
 // leave exactly 100; the others are refused with 409 too_many_clients.
 func TestAPIClientCapUnderRace(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		callers := capAdmins(t, srv)
@@ -140,6 +141,7 @@ func TestAPIClientCapUnderRace(t *testing.T) {
 // TestWebhookCapUnderRace: 30 creates racing on top of 15 webhooks leave
 // exactly 20; the others are refused with 409 too_many_webhooks.
 func TestWebhookCapUnderRace(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		// The receiver listens on 127.0.0.1; its webhooks subscribe to
 		// projects, which the test never writes: nothing is delivered.

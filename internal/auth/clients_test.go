@@ -19,6 +19,7 @@ import (
 // TestAPIClients: admins create, list, read and delete API clients; the
 // secret is shown once and never again; bad bodies name their fields.
 func TestAPIClients(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		tn := srv.CreateTenant(t, "acme")
@@ -115,6 +116,7 @@ func TestAPIClients(t *testing.T) {
 
 // TestAPIClientLimit: a tenant has at most 100 clients.
 func TestAPIClientLimit(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		admin := srv.SignIn(t, srv.CreateTenant(t, "acme"))
@@ -130,6 +132,7 @@ func TestAPIClientLimit(t *testing.T) {
 // an access token (no refresh token) acting as the client's user within
 // its scope; wrong credentials → 401 invalid_client.
 func TestClientCredentialsGrant(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		tn := srv.CreateTenant(t, "acme")
@@ -213,6 +216,7 @@ func TestClientCredentialsGrant(t *testing.T) {
 // writes refuses it with 403 insufficient_scope and the RFC 6750
 // challenge, before anything is changed.
 func TestReadScope(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		tn := srv.CreateTenant(t, "acme")

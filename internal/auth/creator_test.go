@@ -82,6 +82,7 @@ func clientListed(t *testing.T, what string, admin *testenv.Client, client teste
 // TestAPIClientCreatedBy: the create answer, the GET and the list show
 // who created a client; clients created before it was recorded show null.
 func TestAPIClientCreatedBy(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		owner := srv.SignIn(t, srv.CreateTenant(t, "acme"))
@@ -128,6 +129,7 @@ func TestAPIClientCreatedBy(t *testing.T) {
 // admins keep working, and so do the first user's, who stays an admin
 // whatever isAdmin says.
 func TestDemotionRevokesCreatedClients(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		tn := srv.CreateTenant(t, "acme")
@@ -184,6 +186,7 @@ func TestDemotionRevokesCreatedClients(t *testing.T) {
 // clients they created, with their tokens; a client acting as a deleted
 // user stays listed but gets no token, and its tokens end.
 func TestDeletionRevokesCreatedClients(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		owner := srv.SignIn(t, srv.CreateTenant(t, "acme"))
@@ -222,6 +225,7 @@ func TestDeletionRevokesCreatedClients(t *testing.T) {
 // first and is revoked with the demotion, or comes after it and is
 // refused, also when the admin's token was checked before the demotion.
 func TestDemotionRacingCreates(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		owner := srv.SignIn(t, srv.CreateTenant(t, "acme"))
@@ -263,6 +267,7 @@ func TestDemotionRacingCreates(t *testing.T) {
 // is demoted are revoked with it: a grant either comes first and its
 // token is revoked, or comes after and is refused.
 func TestDemotionRacingGrants(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		tn := srv.CreateTenant(t, "acme")

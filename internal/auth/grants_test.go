@@ -60,6 +60,7 @@ func me(t *testing.T, srv *testenv.Server, slug, token string) (int, http.Header
 func adminForm(tn testenv.Tenant) url.Values { return testenv.PasswordForm(tn.AdminEmail, tn.Password) }
 
 func TestPasswordGrantAndUsersMe(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b, func(c *config.Config) { c.TokenTTL = 1234 * time.Second })
 		tn := srv.CreateTenant(t, "acme")
@@ -121,6 +122,7 @@ func TestPasswordGrantAndUsersMe(t *testing.T) {
 // TestLoginWithoutPassword: a user created without a password cannot sign
 // in, and the answer is the same as for a wrong password.
 func TestLoginWithoutPassword(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		tn := srv.CreateTenant(t, "acme")
@@ -133,6 +135,7 @@ func TestLoginWithoutPassword(t *testing.T) {
 }
 
 func TestRefreshRotationAndReuse(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		tn := srv.CreateTenant(t, "acme")
@@ -177,6 +180,7 @@ func TestRefreshRotationAndReuse(t *testing.T) {
 }
 
 func TestTokenEndpointErrors(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		tn := srv.CreateTenant(t, "acme")

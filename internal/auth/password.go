@@ -16,10 +16,20 @@ import (
 	"planwerk/internal/gate"
 )
 
-// Argon2id parameters: OWASP's recommended minimum (19 MiB, 2 passes, 1 lane).
+// HashCost is the work of one argon2id hash: passes over memory, and
+// memory in KiB. Verification reads the cost from the stored hash, so a
+// hash keeps the cost it was made with.
+type HashCost struct {
+	Time      uint32
+	MemoryKiB uint32
+}
+
+// DefaultHashCost is OWASP's recommended minimum for argon2id (19 MiB, 2
+// passes), the cost of every hash the service makes.
+var DefaultHashCost = HashCost{Time: 2, MemoryKiB: 19 * 1024}
+
+// Argon2id parameters besides the cost.
 const (
-	argonTime    = 2
-	argonMemory  = 19 * 1024
 	argonThreads = 1
 	argonKeyLen  = 32
 	argonSaltLen = 16
@@ -31,16 +41,24 @@ const (
 // keep another's users out.
 type Hasher struct {
 	slots *gate.Gate
+	cost  HashCost
 	dummy string // a real hash to check against for unknown users
 }
 
 // NewHasher returns a Hasher running at most parallel hashes at once, at
 // most half of them (at least one) for one tenant.
 func NewHasher(parallel int) *Hasher {
+	return NewHasherCost(parallel, DefaultHashCost)
+}
+
+// NewHasherCost is NewHasher making hashes of the given cost. Only tests
+// take less than DefaultHashCost, so that the many users they create
+// stay quick; no setting of the service lowers it.
+func NewHasherCost(parallel int, cost HashCost) *Hasher {
 	if parallel < 1 {
 		parallel = 1
 	}
-	h := &Hasher{slots: gate.New("password hashing", gate.Options{Capacity: parallel, PerKey: max(1, parallel/2), MaxQueue: 256})}
+	h := &Hasher{cost: cost, slots: gate.New("password hashing", gate.Options{Capacity: parallel, PerKey: max(1, parallel/2), MaxQueue: 256})}
 	h.dummy, _ = h.Hash(context.Background(), "planwerk-dummy-password")
 	return h
 }
@@ -54,13 +72,13 @@ func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
 	if _, err := rand.Read(salt); err != nil {
 		return "", fmt.Errorf("hash password: %w", err)
 	}
-	key, err := h.derive(ctx, password, salt, argonTime, argonMemory, argonThreads, argonKeyLen)
+	key, err := h.derive(ctx, password, salt, h.cost.Time, h.cost.MemoryKiB, argonThreads, argonKeyLen)
 	if err != nil {
 		return "", err
 	}
 	b64 := base64.RawStdEncoding
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s",
-		argon2.Version, argonMemory, argonTime, argonThreads, b64.EncodeToString(salt), b64.EncodeToString(key)), nil
+		argon2.Version, h.cost.MemoryKiB, h.cost.Time, argonThreads, b64.EncodeToString(salt), b64.EncodeToString(key)), nil
 }
 
 // Verify reports whether password matches encoded, comparing in constant time.

@@ -54,6 +54,7 @@ func works(t *testing.T, srv *testenv.Server, slug, token string) bool {
 // whole family; unknown tokens and other tenants' tokens answer 200 and
 // change nothing; an API client's credentials are checked.
 func TestRevoke(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		tn := srv.CreateTenant(t, "acme")
@@ -146,6 +147,7 @@ func TestRevoke(t *testing.T) {
 // another within its token cache's 2 seconds, for a revoked token and for
 // a deleted API client's tokens.
 func TestRevokeOnAnotherInstance(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		one := testenv.Start(t, b)
 		two := testenv.Start(t, b, func(c *config.Config) { c.Database = one.Config.Database })

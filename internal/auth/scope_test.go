@@ -49,6 +49,7 @@ func wantToken(t *testing.T, srv *testenv.Server, slug, what string, status int,
 // refuses an unknown scope token with 400 invalid_scope, and every token
 // answer names the access token's scope.
 func TestGrantScopes(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		tn := srv.CreateTenant(t, "acme")
@@ -132,6 +133,7 @@ func TestGrantScopes(t *testing.T) {
 // for it again. A scope wider than the login's, or an unknown one, is
 // refused with 400 invalid_scope and leaves the refresh token unspent.
 func TestRefreshScopeNarrowing(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		tn := srv.CreateTenant(t, "acme")

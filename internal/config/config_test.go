@@ -25,6 +25,7 @@ func parse(args []string, env map[string]string) (config.Config, error) {
 }
 
 func TestDefault(t *testing.T) {
+	t.Parallel()
 	c := config.Default()
 	want := config.Config{
 		Addr: ":8080", Database: "sqlite:data/planwerk.db", Files: "data/files", BaseDomain: "localhost",
@@ -46,6 +47,7 @@ func TestDefault(t *testing.T) {
 }
 
 func TestParseReadsEnvironment(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{
 		"PLANWERK_ADDR":                 "127.0.0.1:9999",
 		"PLANWERK_DATABASE":             "postgres://db.example/planwerk",
@@ -92,6 +94,7 @@ func TestParseReadsEnvironment(t *testing.T) {
 }
 
 func TestParseEmptyEnvironmentKeepsDefaults(t *testing.T) {
+	t.Parallel()
 	c, err := parse(nil, map[string]string{"PLANWERK_ADDR": "", "PLANWERK_FILE_RATE": ""})
 	if err != nil {
 		t.Fatal(err)
@@ -102,6 +105,7 @@ func TestParseEmptyEnvironmentKeepsDefaults(t *testing.T) {
 }
 
 func TestParseFlagsWin(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{
 		"PLANWERK_ADDR":             ":9999",
 		"PLANWERK_DATABASE":         "sqlite:env.db",
@@ -122,6 +126,7 @@ func TestParseFlagsWin(t *testing.T) {
 }
 
 func TestParseBadEnvironment(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"PLANWERK_MAX_UPLOAD_BYTES":     "lots",
 		"PLANWERK_TENANT_STORAGE_BYTES": "1GiB",
@@ -141,6 +146,7 @@ func TestParseBadEnvironment(t *testing.T) {
 }
 
 func TestParseBadFlag(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"--file-rate", "many"},
 		{"--max-upload-bytes", "1.5"},
@@ -156,6 +162,7 @@ func TestParseBadFlag(t *testing.T) {
 }
 
 func TestTokenTTLSeconds(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		arg  string
 		want time.Duration
@@ -181,6 +188,7 @@ func TestTokenTTLSeconds(t *testing.T) {
 }
 
 func TestDurationFlags(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		value string
 		want  time.Duration // 0: refused
@@ -204,6 +212,7 @@ func TestDurationFlags(t *testing.T) {
 }
 
 func TestTokenTTLRefusesJunk(t *testing.T) {
+	t.Parallel()
 	for _, arg := range []string{"0", "-5", "1.5", "1e3", "10abc", "90s", "", "99999999999999999999"} {
 		if _, err := parse([]string{"--token-ttl", arg}, nil); err == nil {
 			t.Errorf("--token-ttl %q accepted", arg)
@@ -215,6 +224,7 @@ func TestTokenTTLRefusesJunk(t *testing.T) {
 }
 
 func TestEnvName(t *testing.T) {
+	t.Parallel()
 	for flagName, want := range map[string]string{
 		"max-upload-bytes":     "PLANWERK_MAX_UPLOAD_BYTES",
 		"addr":                 "PLANWERK_ADDR",
@@ -230,6 +240,7 @@ func TestEnvName(t *testing.T) {
 }
 
 func TestParseCoversEveryFlag(t *testing.T) {
+	t.Parallel()
 	// Every registered flag, including ones a command adds, reads its variable.
 	cfg := config.Default()
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
@@ -252,6 +263,7 @@ func TestParseCoversEveryFlag(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		change func(*config.Config)
@@ -308,6 +320,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestGroups(t *testing.T) {
+	t.Parallel()
 	groups := []struct {
 		name  string
 		group config.Group
@@ -364,6 +377,7 @@ func TestGroups(t *testing.T) {
 }
 
 func TestCORSOrigins(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		value string
 		want  []string // nil with bad: refused by Validate
@@ -401,6 +415,7 @@ func TestCORSOrigins(t *testing.T) {
 }
 
 func TestTrustedProxies(t *testing.T) {
+	t.Parallel()
 	prefixes := func(ss ...string) []netip.Prefix {
 		var ps []netip.Prefix
 		for _, s := range ss {
@@ -456,6 +471,7 @@ func TestTrustedProxies(t *testing.T) {
 }
 
 func TestWebhookFlags(t *testing.T) {
+	t.Parallel()
 	cfg, err := parse([]string{"--webhook-allow-private", "--webhook-disable-after", "12h"}, nil)
 	if err != nil || !cfg.WebhookAllowPrivate || cfg.WebhookDisableAfter != 12*time.Hour {
 		t.Errorf("flags: %v, %v, %v", cfg.WebhookAllowPrivate, cfg.WebhookDisableAfter, err)

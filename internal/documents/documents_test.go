@@ -43,6 +43,7 @@ func attach(t *testing.T, c *testenv.Client, doc int64, data []byte) int64 {
 // references, listing a parent's Documents, and the member visibility
 // rule, for records and for their files.
 func TestDocuments(t *testing.T) {
+	t.Parallel()
 	testenv.EachFileStore(t, func(t *testing.T, b testenv.Backend, fb testenv.FileBackend) {
 		srv := testenv.Start(t, b, func(c *config.Config) { c.Files = testenv.Files(t, fb) })
 		admin := srv.SignIn(t, srv.CreateTenant(t, "acme"))

@@ -16,6 +16,7 @@ import (
 // model it is for and the model sent, on POST and on a PATCH that
 // switches the model.
 func TestDocumentRules(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		tn := srv.CreateTenant(t, "acme")

@@ -8,6 +8,7 @@ import (
 )
 
 func TestFieldsNameEachFieldOnce(t *testing.T) {
+	t.Parallel()
 	e := errs.Fields(errs.Problem{Field: "day", Message: "must be a date"},
 		errs.Problem{Field: "project", Message: "is required"}, errs.Problem{Field: "day", Message: "is taken"})
 	if e.Kind != errs.Invalid || e.Code != "invalid" || len(e.Problems) != 3 {
@@ -19,6 +20,7 @@ func TestFieldsNameEachFieldOnce(t *testing.T) {
 }
 
 func TestAsFindsWrapped(t *testing.T) {
+	t.Parallel()
 	err := fmt.Errorf("create time entry: %w", errs.Forbid("only admins"))
 	e, ok := errs.As(err)
 	if !ok || e.Kind != errs.Forbidden || e.Code != "forbidden" {
@@ -30,6 +32,7 @@ func TestAsFindsWrapped(t *testing.T) {
 }
 
 func TestKindsAreNamed(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for _, k := range errs.Kinds() {
 		name := k.String()

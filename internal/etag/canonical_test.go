@@ -45,6 +45,7 @@ func FuzzCanonical(f *testing.F) {
 // TestOfSameAsBefore: tags handed out before canonical existed stay
 // valid: Of still hashes what decoding and encoding again gives.
 func TestOfSameAsBefore(t *testing.T) {
+	t.Parallel()
 	for _, s := range canonicalSeeds {
 		want, ok := decodeAgain([]byte(s))
 		if !ok {

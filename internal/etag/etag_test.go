@@ -4,6 +4,7 @@ import "testing"
 
 // TestOf: the tag is of the content, not of its spelling.
 func TestOf(t *testing.T) {
+	t.Parallel()
 	a, b := Of([]byte(`{"b":1,"a":"x"}`)), Of([]byte(`{"a": "x", "b": 1.0}`))
 	if a != b {
 		t.Errorf("same content, tags %s and %s", a, b)
@@ -15,6 +16,7 @@ func TestOf(t *testing.T) {
 
 // TestConditions: If-Match compares strongly, If-None-Match weakly.
 func TestConditions(t *testing.T) {
+	t.Parallel()
 	tag := `"abc"`
 	for _, c := range []struct {
 		header           string

@@ -72,6 +72,7 @@ func summary(cs []change) []string {
 // TestFeedWritePaths: every kind of write makes exactly its changes, in
 // order, each with the record as a read shows it (none for a delete).
 func TestFeedWritePaths(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		admin := srv.SignIn(t, srv.CreateTenant(t, "acme"))
@@ -140,6 +141,7 @@ func TestFeedWritePaths(t *testing.T) {
 // TestFeedVisibility: a member reads the changes of records it may read,
 // and not of another user's user documents; the cursor passes over them.
 func TestFeedVisibility(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		admin := srv.SignIn(t, srv.CreateTenant(t, "acme"))
@@ -171,6 +173,7 @@ func TestFeedVisibility(t *testing.T) {
 // parameters, and retention (410 for a cursor older than the kept
 // changes).
 func TestFeedParameters(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		admin := srv.SignIn(t, srv.CreateTenant(t, "acme"))
@@ -221,6 +224,7 @@ func TestFeedParameters(t *testing.T) {
 // yields every change once, in order, for an admin and for a member
 // (whose read checks each change's visibility).
 func TestFeedPageBudget(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		admin := srv.SignIn(t, srv.CreateTenant(t, "acme"))
@@ -280,6 +284,7 @@ func cursorPast(t *testing.T, c *testenv.Client) string {
 // TestFeedWait: a waiting read returns as soon as a change is made, on
 // the same instance or another.
 func TestFeedWait(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		one := testenv.Start(t, b)
 		two := testenv.Start(t, b, func(c *config.Config) { c.Database = one.Config.Database })
@@ -309,6 +314,7 @@ func TestFeedWait(t *testing.T) {
 // while a reader follows the feed: every change is seen exactly once, in
 // cursor order.
 func TestFeedNeverSkips(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		one := testenv.Start(t, b)
 		two := testenv.Start(t, b, func(c *config.Config) { c.Database = one.Config.Database })

@@ -1,3 +1,5 @@
+//go:build system
+
 package files_test
 
 // A server killed in the middle of uploads loses nothing it acknowledged

@@ -15,6 +15,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -62,6 +63,7 @@ func writeParts(mw *multipart.Writer, parts []testenv.Part) error {
 // chunked ones (CONTRACT.md "Files": chunked uploads are accepted, the cap
 // holds mid-stream); a refused upload stores nothing.
 func TestUploadSizeCap(t *testing.T) {
+	t.Parallel()
 	testenv.EachFileStore(t, func(t *testing.T, b testenv.Backend, fb testenv.FileBackend) {
 		const maxUpload = 64 << 10
 		e := start(t, b, fb, func(c *config.Config) { c.MaxUploadBytes = maxUpload })
@@ -108,6 +110,7 @@ func TestUploadSizeCap(t *testing.T) {
 // TestUploadStorageCap: a tenant at its storage cap gets 403 storage_full;
 // two uploads that together pass the cap cannot both succeed.
 func TestUploadStorageCap(t *testing.T) {
+	t.Parallel()
 	testenv.EachFileStore(t, func(t *testing.T, b testenv.Backend, fb testenv.FileBackend) {
 		const capacity = 1000
 		e := start(t, b, fb, func(c *config.Config) { c.TenantStorageBytes = capacity })
@@ -266,6 +269,7 @@ func parallel(t *testing.T, c *testenv.Client, records []int64, replace []bool, 
 // TestUploadRateLimit: --file-rate counts uploads and download-URL
 // requests per user; the one over it is 429 with Retry-After.
 func TestUploadRateLimit(t *testing.T) {
+	t.Parallel()
 	testenv.EachFileStore(t, func(t *testing.T, b testenv.Backend, fb testenv.FileBackend) {
 		rate := func(c *config.Config) { c.FileRate = 3 }
 		e := start(t, b, fb, rate)
@@ -323,6 +327,7 @@ const redisURL = "redis://127.0.0.1:6379/0"
 
 // TestUploadRateLimitRedis: with --redis, instances share the counters.
 func TestUploadRateLimitRedis(t *testing.T) {
+	t.Parallel()
 	opts, err := redis.ParseURL(redisURL)
 	if err != nil {
 		t.Fatal(err)
@@ -335,11 +340,17 @@ func TestUploadRateLimitRedis(t *testing.T) {
 	} else {
 		c.Close()
 	}
-	rc := redis.NewClient(opts)
-	defer rc.Close()
+	var db atomic.Int32
 	testenv.EachFileStore(t, func(t *testing.T, b testenv.Backend, fb testenv.FileBackend) {
+		// The runs go side by side, with the same tenant and user ids:
+		// each counts in a Redis database of its own.
+		opts := *opts
+		opts.DB = int(db.Add(1))
+		rc := redis.NewClient(&opts)
+		t.Cleanup(func() { rc.Close() })
+		url := fmt.Sprintf("redis://%s/%d", opts.Addr, opts.DB)
 		const fileRate = 3
-		shared := func(c *config.Config) { c.FileRate = fileRate; c.Redis = redisURL }
+		shared := func(c *config.Config) { c.FileRate = fileRate; c.Redis = url }
 		files := testenv.Files(t, fb)
 		one := startOn(t, b, fb, files, shared)
 		two := startOn(t, b, fb, files, shared)

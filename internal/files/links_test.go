@@ -64,6 +64,7 @@ func mustURL(t *testing.T, s string) *url.URL {
 // TestUploadSignedURLs: the download URL is an absolute signed URL, valid
 // without token or tenant header, refused when tampered with or expired.
 func TestUploadSignedURLs(t *testing.T) {
+	t.Parallel()
 	testenv.EachFileStore(t, func(t *testing.T, b testenv.Backend, fb testenv.FileBackend) {
 		const secret = "k"
 		e := start(t, b, fb, func(c *config.Config) { c.URLSecret = secret })
@@ -190,6 +191,7 @@ func presigned(t *testing.T, b testenv.Backend) *env {
 // URL answers GET only (HEAD → 403: the method is signed), the trade-off
 // docs/decisions.md records.
 func TestS3PresignedDownloads(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		e := presigned(t, b)
 		_, doc := e.admin.Document(t)
@@ -228,6 +230,7 @@ func TestS3PresignedDownloads(t *testing.T) {
 // any other Host header gets a link to the base domain, never to the host
 // the client named.
 func TestSignedLinkHost(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		e := start(t, b, testenv.FileBackend{Name: "folder"})
 		_, doc := e.admin.Document(t)
@@ -266,6 +269,7 @@ func TestSignedLinkHost(t *testing.T) {
 // a page of the service: it is sandboxed and its type is not sniffed,
 // whatever the type of the upload.
 func TestDownloadHeaders(t *testing.T) {
+	t.Parallel()
 	testenv.EachFileStore(t, func(t *testing.T, b testenv.Backend, fb testenv.FileBackend) {
 		admin := start(t, b, fb).admin
 		_, doc := admin.Document(t)

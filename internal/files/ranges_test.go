@@ -119,6 +119,7 @@ func wantDownloadHeaders(t *testing.T, what string, hdr http.Header) {
 // stores) and on the S3 store's own presigned links (downloads=presigned),
 // answers the bytes asked for, exactly.
 func TestDownloadRanges(t *testing.T) {
+	t.Parallel()
 	testenv.EachFileStore(t, func(t *testing.T, b testenv.Backend, fb testenv.FileBackend) {
 		e, data, up := served(t, b, fb, 90, 100)
 		links := map[string]string{"service": blobLink(e, up.ID)}
@@ -175,6 +176,7 @@ func TestDownloadRanges(t *testing.T) {
 // a Range header does not make it partial (RFC 9110 defines ranges for
 // GET only).
 func TestDownloadHead(t *testing.T) {
+	t.Parallel()
 	testenv.EachFileStore(t, func(t *testing.T, b testenv.Backend, fb testenv.FileBackend) {
 		_, _, link, get := servedLink(t, b, fb, 91)
 		for _, rng := range []string{"", "bytes=0-9", "bytes=200-", "bytes=0-1,4-5"} {
@@ -200,6 +202,7 @@ func TestDownloadHead(t *testing.T) {
 // client names in If-Range, by its strong ETag or its Last-Modified;
 // otherwise the whole file.
 func TestDownloadIfRange(t *testing.T) {
+	t.Parallel()
 	testenv.EachFileStore(t, func(t *testing.T, b testenv.Backend, fb testenv.FileBackend) {
 		e, data, link, get := servedLink(t, b, fb, 92)
 		etag, modified := get.Get("ETag"), get.Get("Last-Modified")
@@ -241,6 +244,7 @@ func TestDownloadIfRange(t *testing.T) {
 // TestDownloadEmptyRange: an empty file has no byte to range over; a
 // Range header gets the (empty) whole file, as net/http answers it.
 func TestDownloadEmptyRange(t *testing.T) {
+	t.Parallel()
 	testenv.EachFileStore(t, func(t *testing.T, b testenv.Backend, fb testenv.FileBackend) {
 		e, _, up := served(t, b, fb, 93, 0)
 		for _, rng := range []string{"bytes=0-9", "bytes=-5", "bytes=-0"} {

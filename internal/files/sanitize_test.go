@@ -10,6 +10,7 @@ import (
 // stored filename keeps ASCII letters and digits, '_', '.', and ä ö ü Ä Ö
 // Ü ß; everything else goes; a name that sanitises to nothing is "file".
 func TestSanitize(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ in, want string }{
 		{"report.pdf", "report.pdf"},
 		{"My Report - final (2).pdf", "MyReportfinal2.pdf"},
@@ -43,6 +44,7 @@ func TestSanitize(t *testing.T) {
 }
 
 func TestSanitizeLength(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("a", 1000) + ".pdf"
 	got := Sanitize(long)
 	if len(got) > maxFilename || got != strings.Repeat("a", maxFilename) {

@@ -20,6 +20,7 @@ import (
 // TestSweep: temporary files and files no upload names go once they are
 // old; young files and referenced ones stay.
 func TestSweep(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		tn := srv.CreateTenant(t, "sweep")
@@ -85,6 +86,7 @@ func TestSweep(t *testing.T) {
 // that are not Planwerk's stay. S3 times cannot be set back, so the test
 // waits until a cutoff lies between its old and young ones.
 func TestSweepS3(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		spec := testenv.S3(t)
 		srv := testenv.Start(t, b, func(c *config.Config) { c.Files = spec })

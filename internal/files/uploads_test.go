@@ -203,6 +203,7 @@ func downloadPath(id int64) string { return fmt.Sprintf("/v1/files/download/%d",
 // TestUploadLifecycle: upload, list, the one-file rule, replacement,
 // deletes of the upload and of its Document.
 func TestUploadLifecycle(t *testing.T) {
+	t.Parallel()
 	testenv.EachFileStore(t, func(t *testing.T, b testenv.Backend, fb testenv.FileBackend) {
 		const maxUpload = 64 << 10
 		e := start(t, b, fb, func(c *config.Config) { c.MaxUploadBytes = maxUpload })
@@ -307,6 +308,7 @@ func TestUploadLifecycle(t *testing.T) {
 // TestUploadFilenames: SPEC.md "File upload rules" 3 through the API, and
 // the filename of downloads.
 func TestUploadFilenames(t *testing.T) {
+	t.Parallel()
 	testenv.EachFileStore(t, func(t *testing.T, b testenv.Backend, fb testenv.FileBackend) {
 		admin := start(t, b, fb).admin
 		_, doc := admin.Document(t)
@@ -368,6 +370,7 @@ func TestUploadFilenames(t *testing.T) {
 // TestUploadExpenses: Expenses carry at most one file, attached directly;
 // members write the files of their own expenses only.
 func TestUploadExpenses(t *testing.T) {
+	t.Parallel()
 	testenv.EachFileStore(t, func(t *testing.T, b testenv.Backend, fb testenv.FileBackend) {
 		e := start(t, b, fb)
 		admin := e.admin
@@ -429,6 +432,7 @@ func TestUploadExpenses(t *testing.T) {
 
 // TestUploadErrors: SPEC.md "Errors" for the file operations.
 func TestUploadErrors(t *testing.T) {
+	t.Parallel()
 	testenv.EachFileStore(t, func(t *testing.T, b testenv.Backend, fb testenv.FileBackend) {
 		e := start(t, b, fb)
 		admin := e.admin

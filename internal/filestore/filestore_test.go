@@ -212,6 +212,7 @@ func put(t *testing.T, fs filestore.Store, key string, r io.Reader) {
 // TestS3Down: with the server unreachable every call fails fast, even
 // without a deadline of its own; once it is back the same store works.
 func TestS3Down(t *testing.T) {
+	t.Parallel()
 	fs, p, _ := s3Behind(t)
 	put(t, fs, "t1/u1-kept", strings.NewReader("kept"))
 	p.Down()
@@ -224,6 +225,7 @@ func TestS3Down(t *testing.T) {
 // each call when its context ends; once it answers again the same store
 // works.
 func TestS3Frozen(t *testing.T) {
+	t.Parallel()
 	fs, p, _ := s3Behind(t)
 	put(t, fs, "t1/u1-kept", strings.NewReader("kept"))
 	p.Freeze(t)
@@ -236,6 +238,7 @@ func TestS3Frozen(t *testing.T) {
 // a server that stops answering: in the middle of a body, and waiting
 // for an answer.
 func TestS3LimitsWithoutDeadline(t *testing.T) {
+	t.Parallel()
 	spec, addr := testenv.S3Endpoint(t)
 	shortLimits := func(t *testing.T) (filestore.Store, *testenv.Proxy) {
 		p := testenv.NewProxy(t, addr)
@@ -313,6 +316,7 @@ func wantNothingLeft(t *testing.T, spec, key string) {
 // or after some were sent, ends Put with the reader's own error and
 // leaves neither object nor unfinished upload.
 func TestS3PutReaderFails(t *testing.T) {
+	t.Parallel()
 	spec := testenv.S3(t)
 	fs := open(t, spec)
 	boom := errors.New("the client went away")
@@ -335,6 +339,7 @@ func TestS3PutReaderFails(t *testing.T) {
 // while a part is on its way, leaves neither object nor unfinished
 // upload; the second is a wait on the store, hence unavailable.
 func TestS3PutCancelled(t *testing.T) {
+	t.Parallel()
 	fs, p, spec := s3Behind(t)
 	t.Run("reading", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -363,6 +368,7 @@ func TestS3PutCancelled(t *testing.T) {
 // reach the server; WalkIncomplete and AbortIncomplete remove the parts
 // left once the server is back.
 func TestS3PutCutOff(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name      string
 		timeout   time.Duration
@@ -405,6 +411,7 @@ func TestS3PutCutOff(t *testing.T) {
 // TestS3Full: a server whose disk is full answers uploads, small and
 // multipart, with "full", and leaves nothing behind.
 func TestS3Full(t *testing.T) {
+	t.Parallel()
 	spec, _ := testenv.S3At(t, testenv.SmallDisk(t, "4m"))
 	fs := open(t, spec)
 	for _, size := range []int64{6 << 20, bigFile} {
@@ -435,6 +442,7 @@ func temporaryFiles(t *testing.T, root string) []string {
 // TestFolderPutFails: a reader failing halfway and a context cancelled
 // halfway end Put with their own error and leave no temporary file.
 func TestFolderPutFails(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	fs := open(t, root)
 	boom := errors.New("the client went away")
@@ -457,6 +465,7 @@ func TestFolderPutFails(t *testing.T) {
 // TestFolderFull: a file bigger than the disk's free space fails as
 // "full" and leaves no temporary file; FreeBytes sees the space.
 func TestFolderFull(t *testing.T) {
+	t.Parallel()
 	root := testenv.SmallDisk(t, "2m")
 	fs := open(t, root)
 	sr, ok := fs.(filestore.SpaceReporter)
@@ -481,6 +490,7 @@ func TestFolderFull(t *testing.T) {
 // TestFolderUnavailable: a folder that is gone fails calls as
 // unavailable, a missing file is still ErrNotFound.
 func TestFolderUnavailable(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join(t.TempDir(), "files")
 	fs := open(t, root)
 	if _, _, err := fs.Open(context.Background(), "t1/u1-missing"); err != filestore.ErrNotFound {
@@ -501,6 +511,7 @@ func TestFolderUnavailable(t *testing.T) {
 // served as application/octet-stream, others with their own type, all as
 // attachments.
 func TestS3PresignActiveContent(t *testing.T) {
+	t.Parallel()
 	fs := open(t, testenv.S3(t)+"&downloads=presigned")
 	put(t, fs, "t1/u1-page", strings.NewReader("<script>alert(1)</script>"))
 	for ct, want := range map[string]string{
@@ -536,6 +547,7 @@ func TestS3PresignActiveContent(t *testing.T) {
 // TestS3PresignOffline: without a configured region the store learns the
 // bucket's at start-up, so that signing needs no network.
 func TestS3PresignOffline(t *testing.T) {
+	t.Parallel()
 	spec, addr := testenv.S3Endpoint(t)
 	p := testenv.NewProxy(t, addr)
 	u, err := url.Parse(testenv.S3Via(t, spec, p.Addr))
@@ -561,6 +573,7 @@ func TestS3PresignOffline(t *testing.T) {
 // downloads=presigned; by default (and with downloads=service) the
 // service serves the files; any other value is refused at start.
 func TestS3Downloads(t *testing.T) {
+	t.Parallel()
 	spec := testenv.S3(t)
 	for _, c := range []struct {
 		param string
@@ -581,6 +594,7 @@ func TestS3Downloads(t *testing.T) {
 // TestActiveContent: the types a browser renders or runs, and some it
 // only shows or saves.
 func TestActiveContent(t *testing.T) {
+	t.Parallel()
 	for ct, want := range map[string]bool{
 		"text/html":                     true,
 		"TEXT/HTML; charset=utf-8":      true,

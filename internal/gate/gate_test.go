@@ -22,6 +22,7 @@ func acquire(t *testing.T, g *gate.Gate, key int64) func() {
 // A key at its share waits; another key passes it, even while the first
 // key's requests queue.
 func TestShare(t *testing.T) {
+	t.Parallel()
 	g := gate.New("test", gate.Options{Capacity: 4, PerKey: 2, MaxQueue: 8})
 	a1, a2 := acquire(t, g, 1), acquire(t, g, 1)
 
@@ -65,6 +66,7 @@ func waitQueued(t *testing.T, g *gate.Gate, key int64) {
 // Capacity bounds all keys together; a cancelled wait reports whose load
 // it was and leaves nothing held.
 func TestCapacityAndCancel(t *testing.T) {
+	t.Parallel()
 	g := gate.New("test", gate.Options{Capacity: 2, PerKey: 2, MaxQueue: 1})
 	r1, r2 := acquire(t, g, 1), acquire(t, g, 2)
 	ctx, cancel := context.WithCancel(gate.WithKey(context.Background(), 3))
@@ -88,6 +90,7 @@ func TestCapacityAndCancel(t *testing.T) {
 
 // A key with MaxQueue waiters is refused at once, without waiting.
 func TestQueueBound(t *testing.T) {
+	t.Parallel()
 	g := gate.New("test", gate.Options{Capacity: 10, PerKey: 1, MaxQueue: 1})
 	r := acquire(t, g, 1)
 	done := make(chan struct{})
@@ -105,6 +108,7 @@ func TestQueueBound(t *testing.T) {
 // Under concurrent use the bounds hold at every moment and every slot
 // comes back.
 func TestConcurrent(t *testing.T) {
+	t.Parallel()
 	g := gate.New("test", gate.Options{Capacity: 3, PerKey: 2, MaxQueue: 1000})
 	var mu sync.Mutex
 	held := map[int64]int{}

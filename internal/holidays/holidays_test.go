@@ -20,6 +20,7 @@ func where(w string) string { return "where=" + url.QueryEscape(w) }
 // TestPublicHoliday: every tenant has one fixed PublicHoliday absence
 // type; /v1/holidays shows the absences of that type, read-only.
 func TestPublicHoliday(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		ta := srv.CreateTenant(t, "acme")

@@ -12,6 +12,7 @@ import (
 )
 
 func TestTenantIsolation(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		a := srv.CreateTenant(t, "alpha")
@@ -46,6 +47,7 @@ func TestTenantIsolation(t *testing.T) {
 }
 
 func TestErrorsAndOperations(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		tn := srv.CreateTenant(t, "acme")

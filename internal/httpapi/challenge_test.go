@@ -14,6 +14,7 @@ import (
 // of another tenant, malformed) also error="invalid_token" (RFC 6750
 // §3.1). The token endpoint keeps its RFC 6749 answers.
 func TestBearerChallenge(t *testing.T) {
+	t.Parallel()
 	const (
 		realm   = `Bearer realm="planwerk"`
 		invalid = `Bearer realm="planwerk", error="invalid_token"`

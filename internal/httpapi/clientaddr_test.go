@@ -32,6 +32,7 @@ func forwardedRequest(remote string, forwarded, xff []string) *http.Request {
 }
 
 func TestClientAddress(t *testing.T) {
+	t.Parallel()
 	const (
 		proxy  = "10.0.0.1:443"
 		client = "198.51.100.7"

@@ -15,6 +15,7 @@ import (
 // tenant and is answered for every tenant's origin. Every answer varies
 // by Origin.
 func TestCORSTenantOfRequest(t *testing.T) {
+	t.Parallel()
 	const listed = "https://app.example.com"
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b, func(c *config.Config) { c.CORSOrigins = []string{listed} })

@@ -16,6 +16,7 @@ import (
 // answers, errors included; any other origin gets none. Every answer
 // varies by Origin, and none allows credentials.
 func TestCORS(t *testing.T) {
+	t.Parallel()
 	const listed = "https://app.example.com"
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b, func(c *config.Config) { c.CORSOrigins = []string{listed}; c.FileRate = 1 })

@@ -157,6 +157,7 @@ func FuzzDecodeBody(f *testing.F) {
 
 // TestDuplicateKeyPaths: the path a duplicate key is named by.
 func TestDuplicateKeyPaths(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		body  string
 		twice bool

@@ -17,6 +17,7 @@ import (
 // The same key in different objects, and keys differing only in case,
 // are no duplicates.
 func TestDuplicateKeys(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b, func(c *config.Config) { c.WebhookAllowPrivate = true })
 		a := srv.SignIn(t, srv.CreateTenant(t, "acme"))

@@ -9,6 +9,7 @@ import (
 // TestEveryKindHasAStatus: the edge's one table covers the vocabulary, so
 // no refusal of a domain becomes a 500.
 func TestEveryKindHasAStatus(t *testing.T) {
+	t.Parallel()
 	for _, k := range errs.Kinds() {
 		if statusOf[k] < 400 {
 			t.Errorf("kind %s has no status", k)

@@ -1,3 +1,5 @@
+//go:build system
+
 package httpapi_test
 
 import (
@@ -5,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net/http"
 	"net/url"
 	"os/exec"
@@ -224,20 +225,6 @@ func TestDatabaseFaults(t *testing.T) {
 			t.Errorf("acknowledged %s: %d %v", path, status, body)
 		}
 	}
-}
-
-// uploadBody is a multipart body with one file part.
-func uploadBody(t *testing.T, data []byte) (string, *bytes.Buffer) {
-	t.Helper()
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	fw, err := mw.CreateFormFile("file", "f.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fw.Write(data)
-	mw.Close()
-	return mw.FormDataContentType(), &buf
 }
 
 // TestFileStoreFaults: the S3 store frozen, stopped and restarted under

@@ -73,6 +73,7 @@ func readers(boundary string) map[string]func(io.Reader) {
 // a multipart body; it changes with the method, path, query, body and
 // every part.
 func TestFingerprint(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("0123456789abcdef", 4000)
 	ct1, mp1 := multipartBody(t, [3]string{"file", "a.bin", big}, [3]string{"note", "n.txt", "x"})
 	ct2, mp2 := multipartBody(t, [3]string{"file", "a.bin", big}, [3]string{"note", "n.txt", "x"})
@@ -141,6 +142,7 @@ func TestFingerprint(t *testing.T) {
 // TestRecorderBound: an answer larger than maxKeptAnswer is passed on
 // whole but not kept.
 func TestRecorderBound(t *testing.T) {
+	t.Parallel()
 	w := httptest.NewRecorder()
 	rec := &recorder{ResponseWriter: w}
 	rec.Header().Set("Location", "/v1/projects/1")

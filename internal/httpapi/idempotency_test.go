@@ -65,6 +65,7 @@ func secondAdmin(t *testing.T, c *testenv.Client, email string) *testenv.Client 
 // 422; keys belong to a tenant's user; malformed keys are refused before
 // anything is done.
 func TestIdempotencyKeys(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		tn := srv.CreateTenant(t, "acme")
@@ -312,6 +313,7 @@ func keys(t *testing.T, srv *testenv.Server, tenantID int64, names ...string) in
 // too; an upload is fingerprinted by its parts, whatever boundary the
 // client picks.
 func TestIdempotencyKeyEndpoints(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		tn := srv.CreateTenant(t, "acme")
@@ -463,6 +465,7 @@ func TestIdempotencyKeyEndpoints(t *testing.T) {
 // TestIdempotencyKeysAcrossInstances: instances on one database honour
 // each other's keys, running and finished, and keys outlive a restart.
 func TestIdempotencyKeysAcrossInstances(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		one := testenv.Start(t, b)
 		two := testenv.Start(t, b, func(c *config.Config) { c.Database = one.Config.Database })

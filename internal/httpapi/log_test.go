@@ -14,6 +14,7 @@ import (
 // TestRequestLog checks the one structured line per request and that no
 // password or token ever reaches the log.
 func TestRequestLog(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) { requestLog(t, b) })
 }
 

@@ -1,7 +1,12 @@
+//go:build system
+
 package httpapi_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 
 	"planwerk/internal/store"
 	"planwerk/internal/testenv"
@@ -187,4 +194,145 @@ func seedMemberEntries(path string, atLeast int64) func(t *testing.T, srv *teste
 		}
 		return member, path, atLeast
 	}
+}
+
+// TestCompressedListMemory: a compressed list is compressed as it is
+// written, never held whole: for a list of 64 MiB, sent in 32 MiB or
+// more, the heap grows by far less than the compressed answer, with gzip
+// and with zstd.
+func TestCompressedListMemory(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		srv := testenv.Start(t, b)
+		acme := srv.CreateTenant(t, "acme")
+		db, ctx := srv.Service.DB, context.Background()
+		err := db.Tx(ctx, func(q store.Querier) error {
+			for i := range 32 {
+				id, err := db.NewID(ctx, q, acme.ID)
+				if err != nil {
+					return err
+				}
+				pad := hex.EncodeToString(testenv.Data(uint64(i), 1<<20)) // 2 MiB; gzip halves them
+				if _, err := db.InsertRecord(ctx, q, acme.ID, store.Collection{Table: "records", Resource: "projects"}, id,
+					map[string]any{"name": fmt.Sprint("p", i), "pad": pad}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := srv.SignIn(t, acme)
+		for _, enc := range []string{"gzip", "zstd"} {
+			t.Run(enc, func(t *testing.T) {
+				var wire, plain int64
+				grew := heapPeak(func() {
+					req := c.Request(t, http.MethodGet, "/v1/projects", nil)
+					req.Header.Set("Accept-Encoding", enc)
+					resp, err := http.DefaultClient.Do(req)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					defer resp.Body.Close()
+					counted := &countingReader{r: resp.Body}
+					var dec io.Reader
+					switch resp.Header.Get("Content-Encoding") {
+					case "gzip":
+						dec, err = gzip.NewReader(counted)
+					case "zstd":
+						var zr *zstd.Decoder
+						zr, err = zstd.NewReader(counted, zstd.WithDecoderLowmem(true), zstd.WithDecoderConcurrency(1))
+						if zr != nil {
+							defer zr.Close()
+						}
+						dec = zr
+					}
+					if ce := resp.Header.Get("Content-Encoding"); ce != enc {
+						err = fmt.Errorf("Content-Encoding %q", ce)
+					}
+					if err == nil {
+						plain, err = io.Copy(io.Discard, dec)
+					}
+					if err != nil || resp.StatusCode != http.StatusOK {
+						t.Errorf("list: %d after %d bytes: %v", resp.StatusCode, plain, err)
+					}
+					wire = counted.n
+				})
+				t.Logf("%s: %d MiB sent for %d MiB; heap growth %d MiB", enc, wire>>20, plain>>20, grew>>20)
+				if plain < 64<<20 || wire < 32<<20 {
+					t.Fatalf("%d bytes sent for %d: want 64 MiB sent in 32 MiB or more", wire, plain)
+				}
+				if grew > 24<<20 {
+					t.Errorf("heap grew by %d MiB for a list of %d MiB sent compressed in %d MiB; at most 24 MiB", grew>>20, plain>>20, wire>>20)
+				}
+			})
+		}
+	})
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+// TestPartHeaderMemory: four concurrent uploads whose file part has a 9
+// MB header block are refused without the server buffering the header:
+// the heap grows by far less than one such header, with and without an
+// Idempotency-Key.
+func TestPartHeaderMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sends 72 MB")
+	}
+	srv := testenv.Start(t, testenv.Backend{Name: "sqlite"})
+	a := srv.SignIn(t, srv.CreateTenant(t, "acme"))
+	ct, body := headerPart(9_000_000, false)
+	for _, key := range []string{"", "huge-header"} {
+		reqs := make([]*http.Request, 4)
+		for i := range reqs {
+			c := a
+			if key != "" {
+				c = keyed(a, fmt.Sprintf("%s-%d", key, i))
+			}
+			// A record each: the one-file rule refuses none of them
+			// before its part is read.
+			_, doc := a.Document(t)
+			reqs[i] = c.Request(t, http.MethodPost, testenv.UploadPath("document", doc, false), bytes.NewReader(body))
+			reqs[i].Header.Set("Content-Type", ct)
+		}
+		statuses := make([]int, len(reqs))
+		grew := heapPeak(func() {
+			var wg sync.WaitGroup
+			for i, req := range reqs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					resp, err := http.DefaultClient.Do(req)
+					if err != nil {
+						return // the server may close the connection on the unread rest
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					statuses[i] = resp.StatusCode
+				}()
+			}
+			wg.Wait()
+		})
+		t.Logf("Idempotency-Key %q: heap grew by %.1f MiB for four uploads with a 9 MB part header; statuses %v", key, float64(grew)/(1<<20), statuses)
+		for _, s := range statuses {
+			if s != 0 && s != http.StatusBadRequest {
+				t.Errorf("Idempotency-Key %q: status %d, want 400", key, s)
+			}
+		}
+		if grew > 8<<20 {
+			t.Errorf("Idempotency-Key %q: the heap grew by %d MiB for four uploads with a 9 MB part header; at most 8 MiB", key, grew>>20)
+		}
+	}
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }

@@ -42,6 +42,7 @@ func scrape(t *testing.T, srv *testenv.Server) string {
 // TestMetrics drives requests, a failed login, a refused upload and an
 // upload, and finds each in GET /metrics.
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b, func(c *config.Config) {
 			c.FileRate = 2

@@ -16,6 +16,7 @@ import (
 // TestPanicBecomesGeneric500 checks that a panic never reaches the client:
 // the answer is a generic 500 and the log holds the cause and request id.
 func TestPanicBecomesGeneric500(t *testing.T) {
+	t.Parallel()
 	var logs bytes.Buffer
 	s := &Server{log: slog.New(slog.NewJSONHandler(&logs, nil))}
 	h := s.observe(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
@@ -43,6 +44,7 @@ func TestPanicBecomesGeneric500(t *testing.T) {
 }
 
 func TestRetryAfterRoundsUp(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in   float64
 		want string
@@ -60,6 +62,7 @@ func secs(f float64) time.Duration { return time.Duration(f * float64(time.Secon
 // same Allow header), in the contract's JSON, for every path of the route
 // table with every method, and for paths of no route.
 func TestUnmatchedAsTheMuxDecides(t *testing.T) {
+	t.Parallel()
 	s := New(Config{}, Deps{Registry: resource.New(), Log: slog.New(slog.DiscardHandler)})
 	plain := http.NewServeMux()
 	paths := []string{"/", "/nowhere", "/healthz/", "/v1", "/v1/files/download", "/v1/files/download/", "/docs/assets"}

@@ -95,6 +95,7 @@ func samePartsOr(t *testing.T, body []byte, boundary string, max int) (limited b
 // whose content is empty or holds lines like delimiters) and stops a
 // block past the limit, however the body arrives.
 func TestPartHeaderLimit(t *testing.T) {
+	t.Parallel()
 	const b = "bnd"
 	pad := func(n int) string { return "X-Pad: " + strings.Repeat("p", n) }
 	for _, c := range []struct {

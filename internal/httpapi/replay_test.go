@@ -92,6 +92,7 @@ func waitAdmin(t *testing.T, c *testenv.Client, admin bool) {
 // kept answer (nor its secret). While allowed, the replay is the kept
 // answer, marked as such.
 func TestReplayAuthorization(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		// Webhooks to loopback: nothing leaves the machine.
 		srv := testenv.Start(t, b, func(c *config.Config) { c.WebhookAllowPrivate = true })

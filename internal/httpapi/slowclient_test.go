@@ -1,3 +1,5 @@
+//go:build system
+
 package httpapi_test
 
 import (
@@ -43,18 +45,6 @@ func seedRecords(t *testing.T, srv *testenv.Server, tenantID int64, resource str
 			t.Fatalf("seed %s: %v", resource, err)
 		}
 	}
-}
-
-// dial opens a connection of its own to the server, closed when the
-// test ends: for clients that read, or send, at the pace the test chooses.
-func dial(t *testing.T, srv *testenv.Server) net.Conn {
-	t.Helper()
-	conn, err := net.Dial("tcp", srv.HTTP.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return conn
 }
 
 // rawRequest opens a connection that sends c's GET of path and reads at

@@ -63,6 +63,7 @@ func build(t *testing.T) ([]byte, *openapi.Document, *testenv.Server) {
 // testdata/openapi.json and testdata/openapi-3.0.json (run with -update to
 // accept a change) and with what the server serves.
 func TestOpenAPIGolden(t *testing.T) {
+	t.Parallel()
 	out, doc, srv := build(t)
 	out30 := render30(t, doc)
 	for _, f := range []struct {
@@ -139,6 +140,7 @@ func firstDifference(want, got []byte) string {
 // description, a description has no route, or a resource operation of the
 // registry is not routed.
 func TestOpenAPIDescriptionsMatchRoutes(t *testing.T) {
+	t.Parallel()
 	reg, routes, _ := routeTable(t)
 	for _, p := range openapi.Check(reg, routes) {
 		t.Error(p)
@@ -147,6 +149,7 @@ func TestOpenAPIDescriptionsMatchRoutes(t *testing.T) {
 
 // TestOpenAPICheckFindsDrift proves Check notices each kind of drift.
 func TestOpenAPICheckFindsDrift(t *testing.T) {
+	t.Parallel()
 	reg, routes, _ := routeTable(t)
 	extra := append(slices.Clone(routes), openapi.Route{Method: "GET", Path: "/v1/reports/{id}", Auth: openapi.Bearer})
 	wantProblem(t, openapi.Check(reg, extra), "route GET /v1/reports/{id} has no description")
@@ -182,6 +185,7 @@ func wantProblem(t *testing.T, problems []string, want string) {
 // a 3.0 rendering of it) with kin-openapi, which checks 3.1 documents with
 // its JSON Schema 2020-12 support.
 func TestOpenAPIKinValidation(t *testing.T) {
+	t.Parallel()
 	out, _, _ := build(t)
 	doc := kinLoad(t, out)
 	if !doc.IsOpenAPI31OrLater() || doc.OpenAPI != "3.1.0" {
@@ -196,6 +200,7 @@ func TestOpenAPIKinValidation(t *testing.T) {
 // whose home dialect it is, and checks that none of 3.1's spellings is
 // left in it.
 func TestOpenAPI30Validation(t *testing.T) {
+	t.Parallel()
 	_, doc, _ := build(t)
 	out := render30(t, doc)
 	d := kinLoad(t, out)
@@ -247,6 +252,7 @@ func walk(v any, path string, f func(string, map[string]any)) {
 // names that yield no identifier without a name extension, and references
 // typed as "the id or the record".
 func TestOpenAPIGeneratorFriendly(t *testing.T) {
+	t.Parallel()
 	out, doc, _ := build(t)
 	reserved := map[string]bool{"Client": true, "ClientInterface": true, "ClientWithResponses": true,
 		"ClientWithResponsesInterface": true, "ClientOption": true, "HttpRequestDoer": true, "RequestEditorFn": true,
@@ -364,6 +370,7 @@ func kinLoad(t *testing.T, data []byte) *openapi3.T {
 // TestOpenAPIContents checks what the document says about resources,
 // security, tenants, errors and the token endpoint.
 func TestOpenAPIContents(t *testing.T) {
+	t.Parallel()
 	out, doc, _ := build(t)
 	var raw map[string]any
 	if err := json.Unmarshal(out, &raw); err != nil {
@@ -547,6 +554,7 @@ func jsonString(v any) string {
 // schema against the list query parser: criteria the parser takes
 // validate, and criteria it refuses for their shape do not.
 func TestOpenAPIWhereSchemaAgreesWithParser(t *testing.T) {
+	t.Parallel()
 	out, _, _ := build(t)
 	doc := kinLoad(t, out)
 	reg := resource.New()

@@ -26,6 +26,7 @@ func stdlib(s string) (string, bool) {
 // time order — a later instant never gets an earlier stored form — and
 // agree with Go's own RFC 3339 parser.
 func TestNormalTimestampOrder(t *testing.T) {
+	t.Parallel()
 	rng := mrand.New(mrand.NewPCG(3339, 1))
 	base := time.Date(2026, 3, 29, 0, 0, 0, 0, time.UTC) // around a change to summer time
 	type sent struct {

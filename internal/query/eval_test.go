@@ -884,6 +884,7 @@ func evalCases() []evalCase {
 }
 
 func TestCompiledMatchesReference(t *testing.T) {
+	t.Parallel()
 	matchReference(t, evalCases(), runQuery)
 }
 
@@ -920,6 +921,7 @@ func matchReference(t *testing.T, cases []evalCase, run func(engine, *query.Quer
 // TestManyValues: criteria with as many values as a request may hold
 // compile to SQL both engines accept.
 func TestManyValues(t *testing.T) {
+	t.Parallel()
 	rs := genRecords(30)
 	es := engines(t, rs)
 	filter := url.Values{}
@@ -965,6 +967,7 @@ func TestManyValues(t *testing.T) {
 // not UTF-8 is refused by Parse (400) rather than failing in the
 // database (500).
 func TestUnstorableText(t *testing.T) {
+	t.Parallel()
 	rs := genRecords(10)
 	es := engines(t, rs)
 	cases := map[string]url.Values{

@@ -390,6 +390,7 @@ func nest2Render(n int) string {
 }
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	cases := parseCases()
 	t.Logf("%d cases", len(cases))
 	for _, c := range cases {
@@ -444,6 +445,7 @@ func TestParse(t *testing.T) {
 
 // TestParseConvertsDeclared checks the values of converted criteria.
 func TestParseConvertsDeclared(t *testing.T) {
+	t.Parallel()
 	q, err := query.Parse(qs("project", "5", "id", " 7 "), projectDaySchema())
 	if err != nil {
 		t.Fatal(err)
@@ -467,6 +469,7 @@ func TestParseConvertsDeclared(t *testing.T) {
 
 // TestParseLimits: the value budget and the where length.
 func TestParseLimits(t *testing.T) {
+	t.Parallel()
 	arr := strings.TrimSuffix(strings.Repeat("1,", query.MaxValues+1), ",")
 	if _, err := query.Parse(w(`{"project":{"in":[`+arr+`]}}`), projectDaySchema()); err == nil {
 		t.Error("more than MaxValues values accepted")

@@ -100,6 +100,7 @@ func limitCases() map[string]url.Values {
 // the records as the reference evaluator does, for every case of the
 // criteria language and for criteria at its limits.
 func TestSelectMatchesReference(t *testing.T) {
+	t.Parallel()
 	cases := evalCases()
 	for name, p := range limitCases() {
 		cases = append(cases, evalCase{name: "limit " + name, params: p})
@@ -111,6 +112,7 @@ func TestSelectMatchesReference(t *testing.T) {
 // condition or attribute more is a *query.Error naming the parameter and
 // the limit.
 func TestCostLimits(t *testing.T) {
+	t.Parallel()
 	conds := func(n int) string {
 		parts := make([]string, n)
 		for i := range parts {
@@ -257,6 +259,7 @@ func extractOnceQuery(t *testing.T) *query.Query {
 // expression, evaluated once per row; no condition reads the document
 // itself.
 func TestExtractOncePerRow(t *testing.T) {
+	t.Parallel()
 	if msg := testenv.PostgresUnavailable(t); msg != "" {
 		t.Skip(msg)
 	}
@@ -294,6 +297,7 @@ func TestExtractOncePerRow(t *testing.T) {
 // TestExtractOnceSQLite: SQLite's program calls the JSON functions twice
 // per attribute (type and value), not once or more per condition.
 func TestExtractOnceSQLite(t *testing.T) {
+	t.Parallel()
 	e := engine{name: "sqlite", db: openSQLite(t), dialect: query.SQLite}
 	insertRecords(t, e, genRecords(20))
 	stmt, args := compileSelect(e.dialect, extractOnceQuery(t))
@@ -325,6 +329,7 @@ func TestExtractOnceSQLite(t *testing.T) {
 // expression indexes of declared attributes select the rows, on both
 // engines.
 func TestIndexesStillServe(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)

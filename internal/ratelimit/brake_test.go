@@ -90,6 +90,7 @@ func checkRefund(t *testing.T, l ratelimit.Limiter, burst int) {
 
 // TestMemoryRefund: Refund and Fresh on the in-process count.
 func TestMemoryRefund(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	m := ratelimit.NewMemory(ratelimit.Rule{Burst: 3, Every: time.Minute})
 	m.SetClock(c.Now)
@@ -139,6 +140,7 @@ func checkMemoryRefill(t *testing.T, l ratelimit.Limiter, c *clock) {
 // TestMemoryRefundNoRule: a rule that counts nothing has nothing to give
 // back, and every key is fresh.
 func TestMemoryRefundNoRule(t *testing.T) {
+	t.Parallel()
 	for _, rule := range []ratelimit.Rule{{Burst: 3}, {Every: time.Minute}} {
 		m := ratelimit.NewMemory(rule)
 		take(t, m, "k")
@@ -152,6 +154,7 @@ func TestMemoryRefundNoRule(t *testing.T) {
 // TestRedisRefund: Refund and Fresh on the shared count, with the key's
 // expiry kept in step with what is left to refill.
 func TestRedisRefund(t *testing.T) {
+	t.Parallel()
 	requireRedis(t)
 	client, err := ratelimit.NewClient(fmt.Sprintf("redis://%s/%d", redisAddr, redisDB))
 	if err != nil {
@@ -185,6 +188,7 @@ func TestRedisRefund(t *testing.T) {
 // events refilled. The rule refills quickly and the test waits for the
 // condition; it never asserts that the key is still spent.
 func TestRedisFreshRefill(t *testing.T) {
+	t.Parallel()
 	requireRedis(t)
 	client, err := ratelimit.NewClient(fmt.Sprintf("redis://%s/%d", redisAddr, redisDB))
 	if err != nil {
@@ -205,6 +209,7 @@ func TestRedisFreshRefill(t *testing.T) {
 // TestFallbackRefund: Refund and Fresh reach Redis while it answers, and
 // count in the process, without errors, while it is down.
 func TestFallbackRefund(t *testing.T) {
+	t.Parallel()
 	requireRedis(t)
 	p := testenv.NewProxy(t, redisAddr)
 	a, b := newInstance(t, p.Addr), newInstance(t, p.Addr)
@@ -227,6 +232,7 @@ func TestFallbackRefund(t *testing.T) {
 // TestFallbackRefundDown: with Redis down, Refund and Fresh answer from
 // the process and never fail.
 func TestFallbackRefundDown(t *testing.T) {
+	t.Parallel()
 	requireRedis(t)
 	p := testenv.NewProxy(t, redisAddr)
 	a := newInstance(t, p.Addr)

@@ -56,6 +56,7 @@ func take(t *testing.T, l ratelimit.Limiter, key string) time.Duration {
 // TestMemoryRule: Burst events pass at once, then one per Every; Reset
 // forgets a key; keys do not share buckets.
 func TestMemoryRule(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	m := ratelimit.NewMemory(ratelimit.Rule{Burst: 3, Every: time.Minute})
 	m.SetClock(c.Now)
@@ -94,6 +95,7 @@ func TestMemoryRule(t *testing.T) {
 // TestMemoryLongKeys: a key of 1 MB costs the Memory what a short key
 // costs; it is not kept, yet counted like any other.
 func TestMemoryLongKeys(t *testing.T) {
+	t.Parallel()
 	m := ratelimit.NewMemory(ratelimit.Rule{Burst: 2, Every: time.Hour})
 	base := bytes.Repeat([]byte("x"), 1<<20)
 	const n = 200
@@ -124,6 +126,7 @@ func TestMemoryLongKeys(t *testing.T) {
 // TestMemoryBound: however many keys arrive, a Memory remembers at most
 // its maximum; full buckets are forgotten before busy ones.
 func TestMemoryBound(t *testing.T) {
+	t.Parallel()
 	const maxKeys = 1000
 	c := newClock()
 	m := ratelimit.NewMemoryWithMax(ratelimit.Rule{Burst: 1, Every: time.Minute}, maxKeys)
@@ -157,6 +160,7 @@ func TestMemoryBound(t *testing.T) {
 
 // TestMemoryDefaultBound: NewMemory's bound under millions of keys.
 func TestMemoryDefaultBound(t *testing.T) {
+	t.Parallel()
 	n := 2_000_000
 	if raceEnabled || testing.Short() {
 		n = 500_000
@@ -287,6 +291,7 @@ const (
 // TestFallbackDown: with Redis down, Take answers at once and counts in
 // the process; when Redis is back, counting is shared again.
 func TestFallbackDown(t *testing.T) {
+	t.Parallel()
 	requireRedis(t)
 	p := testenv.NewProxy(t, redisAddr)
 	a, b := newInstance(t, p.Addr), newInstance(t, p.Addr)
@@ -349,6 +354,7 @@ func TestFallbackDown(t *testing.T) {
 // TestFallbackFrozen: a Redis that accepts connections and never answers
 // costs one timeout, then nothing until the cool-down is over.
 func TestFallbackFrozen(t *testing.T) {
+	t.Parallel()
 	requireRedis(t)
 	p := testenv.NewProxy(t, redisAddr)
 	a := newInstance(t, p.Addr)
@@ -397,6 +403,7 @@ func TestFallbackFrozen(t *testing.T) {
 // treated as unavailable, and a probe does not bring it back while it is
 // slow.
 func TestFallbackSlow(t *testing.T) {
+	t.Parallel()
 	requireRedis(t)
 	p := testenv.NewProxy(t, redisAddr)
 	a := newInstance(t, p.Addr)
@@ -434,6 +441,7 @@ func TestFallbackSlow(t *testing.T) {
 // TestFallbackStartDown: a Breaker whose Redis is down from the start
 // counts in the process, says so once, and shares when Redis comes.
 func TestFallbackStartDown(t *testing.T) {
+	t.Parallel()
 	requireRedis(t)
 	p := testenv.NewProxy(t, redisAddr)
 	p.Down()
@@ -467,6 +475,7 @@ func TestFallbackStartDown(t *testing.T) {
 // TestFallbackReset: Reset reaches Redis while it answers, never fails
 // while it does not, and forgets the in-process count too.
 func TestFallbackReset(t *testing.T) {
+	t.Parallel()
 	requireRedis(t)
 	p := testenv.NewProxy(t, redisAddr)
 	a := newInstance(t, p.Addr)
@@ -492,6 +501,7 @@ func TestFallbackReset(t *testing.T) {
 // TestRedisLongKeys: a key of 1 MB is stored in Redis under a key of
 // bounded length.
 func TestRedisLongKeys(t *testing.T) {
+	t.Parallel()
 	requireRedis(t)
 	client, err := ratelimit.NewClient(fmt.Sprintf("redis://%s/%d", redisAddr, redisDB))
 	if err != nil {

@@ -45,6 +45,7 @@ const openBody = `{
 // are typed and validated, references stay in the tenant, bodies are
 // checked.
 func TestAttributes(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		tn := srv.CreateTenant(t, "acme")

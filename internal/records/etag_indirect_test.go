@@ -36,6 +36,7 @@ func uploadTo(t *testing.T, c *testenv.Client, doc int64, data string) (int, htt
 // comes from elsewhere: approval of its day, archiving of a skill
 // assignment, a file attached, replaced or removed.
 func TestETagFollowsIndirectChanges(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		admin := srv.SignIn(t, srv.CreateTenant(t, "acme"))
@@ -101,6 +102,7 @@ func TestETagFollowsIndirectChanges(t *testing.T) {
 // TestETagsBeyondResources: settings, the current user and API clients
 // carry tags and honour the conditional headers.
 func TestETagsBeyondResources(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		admin := srv.SignIn(t, srv.CreateTenant(t, "acme"))

@@ -39,6 +39,7 @@ func strongTag(t *testing.T, what string, h http.Header) string {
 // If-None-Match answers 304; If-Match refuses stale writes with 412 and
 // lets current ones through.
 func TestETagsEveryResource(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		admin := srv.SignIn(t, srv.CreateTenant(t, "acme"))
@@ -117,6 +118,7 @@ func TestETagsEveryResource(t *testing.T) {
 // TestIfMatchRace: of 16 PATCHes sent at once with the same tag, exactly
 // one wins; the others get 412.
 func TestIfMatchRace(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		admin := srv.SignIn(t, srv.CreateTenant(t, "acme"))

@@ -16,6 +16,7 @@ import (
 // TestTenantIsolationAllResources: a record of one tenant is invisible to
 // every other tenant, for every resource.
 func TestTenantIsolationAllResources(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		ta := srv.CreateTenant(t, "alpha")

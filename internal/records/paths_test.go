@@ -17,6 +17,7 @@ import (
 // read-only resources answer writes with 405; every answer under a
 // deprecated path carries the Deprecation header.
 func TestRegistryPaths(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, be testenv.Backend) {
 		srv := testenv.Start(t, be)
 		tn := srv.CreateTenant(t, "acme")

@@ -309,6 +309,7 @@ func (e *polEnv) write(t *testing.T, r *resource.Resource, c *testenv.Client, me
 
 // TestPolicyTable checks the role model for every resource and method.
 func TestPolicyTable(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		e := polSetup(t, b)
 		a, m := e.admin, e.member
@@ -565,6 +566,7 @@ func polUpload(t *testing.T, c *testenv.Client, model string, record int64) (int
 // TestMemberPolicy: members read everything and write only their own time
 // entries, absence requests and expenses.
 func TestMemberPolicy(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		tn := srv.CreateTenant(t, "acme")

@@ -13,6 +13,7 @@ import (
 
 // TestPopulate: populate expands references, on lists and single records.
 func TestPopulate(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		tn := srv.CreateTenant(t, "acme")

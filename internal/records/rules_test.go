@@ -13,6 +13,7 @@ import (
 // know, or one that could never run, stops the service from starting
 // instead of silently switching a rule off.
 func TestRulesCheckedAtStart(t *testing.T) {
+	t.Parallel()
 	reg := resource.New()
 	check := func(context.Context, *Write) error { return nil }
 	tests := []struct {

@@ -76,6 +76,7 @@ type convertCase struct {
 // TestConvert: each attribute type's accepted values and their stored
 // form, and the values it refuses with what the message says.
 func TestConvert(t *testing.T) {
+	t.Parallel()
 	reg := resource.New()
 	cases := []convertCase{
 		// Integers: json.Number of a whole value, stored as int64.
@@ -274,6 +275,7 @@ func dateTimeCases() []convertCase {
 // attributes the service owns are never taken from the client nor kept
 // from the old document.
 func TestApplyMerge(t *testing.T) {
+	t.Parallel()
 	r := get(t, "time-entries")
 	old := map[string]any{"id": int64(3), "createdAt": "2026-01-01T00:00:00.000Z", "updatedAt": "2026-01-01T00:00:00.000Z",
 		"day": "2026-03-02", "duration": int64(60), "sorting": int64(1), "note": "kept"}
@@ -294,6 +296,7 @@ func TestApplyMerge(t *testing.T) {
 // TestApplyReadOnly: values sent for read-only attributes are ignored,
 // even invalid ones, and the stored value stays.
 func TestApplyReadOnly(t *testing.T) {
+	t.Parallel()
 	r := get(t, "time-entries")
 	if a, _ := r.Attr("validationStatus"); !a.ReadOnly {
 		t.Fatalf("time-entries.validationStatus is not read-only: %+v", a)
@@ -314,6 +317,7 @@ func TestApplyReadOnly(t *testing.T) {
 // the others as sent (arrays and objects too); declared-only resources
 // refuse them.
 func TestApplyUndeclared(t *testing.T) {
+	t.Parallel()
 	doc, _, ps := get(t, "projects").Apply(decode(t, `{"name": "Alpha", "budget": 1.5, "tags": [1, "a", null], "meta": {"a": {"b": [true]}}, "archived": false, "note": null}`), nil)
 	if problems := problemsOf(t, ps); len(problems) != 0 {
 		t.Fatalf("problems %v", problems)
@@ -341,6 +345,7 @@ func TestApplyUndeclared(t *testing.T) {
 // TestApplyRequired: required attributes must be present and not null
 // once the change is merged; each is named once.
 func TestApplyRequired(t *testing.T) {
+	t.Parallel()
 	docs := get(t, "documents")
 	cases := []struct {
 		name  string
@@ -379,6 +384,7 @@ func TestApplyRequired(t *testing.T) {
 // TestApplyWriteOnly: write-only attributes are converted like others but
 // kept out of the document.
 func TestApplyWriteOnly(t *testing.T) {
+	t.Parallel()
 	r := get(t, "users")
 	if a, _ := r.Attr("password"); !a.WriteOnly {
 		t.Fatalf("users.password is not write-only: %+v", a)
@@ -401,6 +407,7 @@ func TestApplyWriteOnly(t *testing.T) {
 
 // TestRefTarget: the resource a reference's value points at.
 func TestRefTarget(t *testing.T) {
+	t.Parallel()
 	te := get(t, "time-entries")
 	project, _ := te.Attr("project")
 	if target, ok := te.RefTarget(project, nil); !ok || target != "projects" {

@@ -15,6 +15,7 @@ import (
 // TestTagAssignments: plain tags attach to clients, projects, tasks,
 // users and expense categories; skills only to skill sets.
 func TestTagAssignments(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		f, other := twoTenants(t, b)
 		a := f.admin
@@ -134,6 +135,7 @@ func TestTagAssignments(t *testing.T) {
 
 // TestSkillAssignments: a user holds each skill once; deleting archives.
 func TestSkillAssignments(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		f, other := twoTenants(t, b)
 		a, u := f.admin, f.member.UserID

@@ -13,6 +13,7 @@ import (
 // TestSkillSets: skill sets need a category; apply gives users the
 // set's skills they lack, all or nothing.
 func TestSkillSets(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		f, other := twoTenants(t, b)
 		a := f.admin

@@ -13,6 +13,7 @@ import (
 // TestTags: plain tags and skills share the Tag resource; the type
 // decides which rules apply and whether lists show the row.
 func TestTags(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		tn := srv.CreateTenant(t, "acme")

@@ -15,6 +15,7 @@ import (
 // memory, spilled to the file, or straddle the two; the file leaves no
 // name behind.
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name     string
 		memLimit int
@@ -72,6 +73,7 @@ func TestRoundTrip(t *testing.T) {
 // order as the writer adds them, across the spill to the file, and then
 // the writer's error.
 func TestFollow(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		err  error
@@ -120,6 +122,7 @@ func TestFollow(t *testing.T) {
 
 // A short sequence is complete when Long returns, with the writer's error.
 func TestShortIsComplete(t *testing.T) {
+	t.Parallel()
 	sp := spool.New(t.TempDir(), 1<<20)
 	defer sp.Close()
 	failure := errors.New("query failed")

@@ -16,6 +16,7 @@ import (
 // records read back stamped, under consecutive fresh ids, each with its
 // change; and the e-mail check still holds across the batch.
 func TestBulkLoad(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)

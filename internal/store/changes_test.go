@@ -13,6 +13,7 @@ import (
 // positions in statement order (also past one statement's rows), and
 // several changes of one record merge into what the transaction did.
 func TestChangesOfATransaction(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)

@@ -137,6 +137,7 @@ func (b *batchDB) release(t *testing.T, release chan struct{}, first, third <-ch
 // TestBatchNeighbours: of three writes in one batch, the one that fails
 // is rolled back alone; the other two commit together, in one commit.
 func TestBatchNeighbours(t *testing.T) {
+	t.Parallel()
 	b := openBatchDB(t)
 	ctx := context.Background()
 	release := make(chan struct{})
@@ -162,6 +163,7 @@ func TestBatchNeighbours(t *testing.T) {
 // its neighbours' work, rolled back with the batch, runs again and
 // commits once.
 func TestBatchBroken(t *testing.T) {
+	t.Parallel()
 	b := openBatchDB(t)
 	ctx := context.Background()
 	release := make(chan struct{})
@@ -186,6 +188,7 @@ func TestBatchBroken(t *testing.T) {
 // TestBatchLeftWaiting: a write whose request ends while it waits for
 // its turn changes nothing and says so; the batch goes on without it.
 func TestBatchLeftWaiting(t *testing.T) {
+	t.Parallel()
 	b := openBatchDB(t)
 	ctx := context.Background()
 	release := make(chan struct{})
@@ -203,6 +206,7 @@ func TestBatchLeftWaiting(t *testing.T) {
 // TestBatchPanic: a write that panics is rolled back alone and the
 // panic reaches its caller; the batch commits the others.
 func TestBatchPanic(t *testing.T) {
+	t.Parallel()
 	b := openBatchDB(t)
 	ctx := context.Background()
 	release := make(chan struct{})
@@ -227,6 +231,7 @@ func TestBatchPanic(t *testing.T) {
 
 // TestCloseTwice: closing a database twice does not fail.
 func TestCloseTwice(t *testing.T) {
+	t.Parallel()
 	b := openBatchDB(t)
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
@@ -237,6 +242,7 @@ func TestCloseTwice(t *testing.T) {
 // TestWriteAfterClose: a write after the database closed is refused as a
 // database fault (503 with Retry-After), not as an internal error.
 func TestWriteAfterClose(t *testing.T) {
+	t.Parallel()
 	b := openBatchDB(t)
 	b.Close()
 	err := b.Tx(context.Background(), func(q Querier) error { return mark(context.Background(), q, "late") })

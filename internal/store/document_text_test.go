@@ -14,6 +14,7 @@ import (
 // for rows written before the column existed (the migration fills it) and
 // after every kind of write, the bulk jsonb_set included.
 func TestDocumentText(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		if engine(b) != "postgres" {
 			t.Skip("SQLite stores the document as text already")

@@ -17,6 +17,7 @@ import (
 // lease ran out or it expired, and purged once expired; tenants' keys of
 // the same name are apart.
 func TestIdempotencyKeyLifecycle(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db, alpha, beta := twoTenants(t, b)

@@ -22,6 +22,7 @@ var absenceTypes = store.Collection{Table: "records", Resource: "absence-types"}
 // that migrating gives each tenant exactly one, with an id taken as the
 // store takes ids and a document shaped as the store shapes one.
 func TestPublicHolidayMigration(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db, err := store.Open(ctx, testenv.DSN(t, b))

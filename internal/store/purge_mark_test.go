@@ -12,6 +12,7 @@ import (
 // of the process stopped, trims from there to the last webhook, and the
 // next run starts from the first again; a run cut short keeps the mark.
 func TestPurgeDeliveriesGoesOn(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "purge.db"))
 	if err != nil {

@@ -24,6 +24,7 @@ func manyTenants(t *testing.T, db *store.DB, n int) []store.Tenant {
 // TestPurgeTokensAcrossTenants: the tokens that expired before the cutoff
 // go in every tenant, more of them than one batch deletes; the others stay.
 func TestPurgeTokensAcrossTenants(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)
@@ -65,6 +66,7 @@ func TestPurgeTokensAcrossTenants(t *testing.T) {
 // TestPurgeIdempotencyKeysAcrossTenants: expired keys go in every tenant
 // and are counted, also past one batch; keys still valid stay.
 func TestPurgeIdempotencyKeysAcrossTenants(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)
@@ -99,6 +101,7 @@ func TestPurgeIdempotencyKeysAcrossTenants(t *testing.T) {
 // changes than one batch reads), each tenant's purged position is what
 // the feed then reports, and a cutoff before them purges nothing.
 func TestPurgeChangesAcrossTenants(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)
@@ -149,6 +152,7 @@ func TestPurgeChangesAcrossTenants(t *testing.T) {
 // finished deliveries and its pending one, in every tenant, also with more
 // webhooks than one batch trims.
 func TestPurgeDeliveriesAcrossTenants(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)
@@ -197,6 +201,7 @@ func TestPurgeDeliveriesAcrossTenants(t *testing.T) {
 // TestPurgeStopsAtTheDeadline: a purge whose context has ended stops with
 // an error saying so, and a later run finishes the work.
 func TestPurgeStopsAtTheDeadline(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		db := testenv.OpenDB(t, b)
 		tn, _ := createTenant(t, db, "acme", "admin@acme.test")

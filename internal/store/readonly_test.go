@@ -15,6 +15,7 @@ import (
 // TestOpenReadOnlyMissingFile: a SQLite file that is not there is reported
 // as not migrated, and not created.
 func TestOpenReadOnlyMissingFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "absent", "planwerk.db")
 	_, err := store.OpenReadOnly(context.Background(), "sqlite:"+path)
 	if !errors.Is(err, store.ErrNotMigrated) {
@@ -28,6 +29,7 @@ func TestOpenReadOnlyMissingFile(t *testing.T) {
 // TestCheckSchema: never migrated, behind, and current, on a read-only
 // connection that refuses writes and leaves an unmigrated database alone.
 func TestCheckSchema(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		dsn := testenv.DSN(t, b)
@@ -93,6 +95,7 @@ func tableExists(t *testing.T, db *store.DB, name string) bool {
 // TestBackupFailureLeavesNoFile: a copy that fails is removed, and a file
 // already at the path is neither overwritten nor removed.
 func TestBackupFailureLeavesNoFile(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := testenv.DSN(t, testenv.Backend{Name: "sqlite"})
 	db, err := store.Open(ctx, dsn)

@@ -206,6 +206,7 @@ func schemaProblems(t *testing.T, db *store.DB, scopes map[string]string) []stri
 // distribution rules, and each rule is checked: a migration that broke
 // it would be reported.
 func TestSchemaDistributionRules(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		if engine(b) != "postgres" {
 			t.Skip("the distribution rules are PostgreSQL's (Citus)")

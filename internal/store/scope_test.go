@@ -21,6 +21,7 @@ import (
 // numbers each tenant's records apart), each tenant's handle reaches its
 // own record only.
 func TestRecordsSameID(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db, alpha, beta := twoTenants(t, b)
@@ -91,6 +92,7 @@ type recordsCase struct {
 // collection or on another collection of the same tenant, nor does a
 // change through its own handle reach the records of those.
 func TestRecords(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db, alpha, beta := twoTenants(t, b)

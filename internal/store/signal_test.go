@@ -14,6 +14,7 @@ import (
 // another tenant's; on PostgreSQL, the notification by which another
 // instance's commit arrives wakes its tenant's waiters, and only those.
 func TestTenantChangeSignal(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		dsn := testenv.DSN(t, b)

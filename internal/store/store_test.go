@@ -84,6 +84,7 @@ func createUser(ctx context.Context, db *store.DB, tenantID int64, email string)
 }
 
 func TestMigrateTwice(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db, err := store.Open(ctx, testenv.DSN(t, b))
@@ -115,6 +116,7 @@ func TestMigrateTwice(t *testing.T) {
 }
 
 func TestMigrateConcurrently(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		dsn := testenv.DSN(t, b)
@@ -185,6 +187,7 @@ func TestMigrateConcurrently(t *testing.T) {
 }
 
 func TestCreateTenant(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)
@@ -226,6 +229,7 @@ func TestCreateTenant(t *testing.T) {
 }
 
 func TestCreateTenantDuplicateSlug(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)
@@ -257,6 +261,7 @@ func TestCreateTenantDuplicateSlug(t *testing.T) {
 }
 
 func TestCreateTenantAdminEmailTaken(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)
@@ -292,6 +297,7 @@ func TestCreateTenantAdminEmailTaken(t *testing.T) {
 // Two tenants created at once with the same admin e-mail address: exactly
 // one wins, on both engines.
 func TestCreateTenantAdminEmailRace(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)
@@ -323,6 +329,7 @@ func TestCreateTenantAdminEmailRace(t *testing.T) {
 }
 
 func TestCreateUserEmailUniqueness(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db, a, bt := twoTenants(t, b)
@@ -379,6 +386,7 @@ func TestCreateUserEmailUniqueness(t *testing.T) {
 }
 
 func TestRecordIDsUniqueWithinTenant(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)
@@ -425,6 +433,7 @@ func TestRecordIDsUniqueWithinTenant(t *testing.T) {
 }
 
 func TestTenantBySlugUnknown(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		db := testenv.OpenDB(t, b)
 		createTenant(t, db, "known", "admin@known.test")
@@ -481,6 +490,7 @@ func spend(db *store.DB, tenantID int64, hash []byte) (int64, []byte, error) {
 }
 
 func TestSpendRefreshToken(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		db := testenv.OpenDB(t, b)
 		tn, admin := createTenant(t, db, "tokens", "admin@tokens.test")
@@ -518,6 +528,7 @@ func TestSpendRefreshToken(t *testing.T) {
 }
 
 func TestSpendRefreshTokenConcurrently(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		db := testenv.OpenDB(t, b)
 		tn, admin := createTenant(t, db, "race", "admin@race.test")
@@ -561,6 +572,7 @@ func TestSpendRefreshTokenConcurrently(t *testing.T) {
 }
 
 func TestRevokeFamily(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)
@@ -608,6 +620,7 @@ func TestRevokeFamily(t *testing.T) {
 }
 
 func TestAccessTokenByHashWrongTenant(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)

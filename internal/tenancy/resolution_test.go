@@ -10,6 +10,7 @@ import (
 // TestTenantResolution: the server finds the tenant in the headers a
 // browser or client sends, over HTTP on both database engines.
 func TestTenantResolution(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		tn := srv.CreateTenant(t, "acme")

@@ -11,6 +11,7 @@ import (
 )
 
 func TestValidSlug(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		slug string
 		want bool
@@ -43,6 +44,7 @@ func TestValidSlug(t *testing.T) {
 }
 
 func TestSlugFromValue(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		value, base string
 		want        string // "" means no slug
@@ -98,6 +100,7 @@ func TestSlugFromValue(t *testing.T) {
 }
 
 func TestSlugFromHost(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		host, base string
 		want       string
@@ -146,6 +149,7 @@ func request(host string, headers ...header) *http.Request {
 }
 
 func TestRequestedSlug(t *testing.T) {
+	t.Parallel()
 	const base = "planwerk.example"
 	cases := []struct {
 		name    string
@@ -217,6 +221,7 @@ func TestRequestedSlug(t *testing.T) {
 }
 
 func TestErrorCodes(t *testing.T) {
+	t.Parallel()
 	for err, code := range map[*errs.Error]string{
 		tenancy.ErrRequired: "tenant_required",
 		tenancy.ErrUnknown:  "unknown_tenant",

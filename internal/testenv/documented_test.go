@@ -9,6 +9,7 @@ import (
 // finds an undocumented status and an unnamed code, matches literal path
 // segments before parameters, and leaves routes outside the document alone.
 func TestErrorDocsCheck(t *testing.T) {
+	t.Parallel()
 	d, err := parseErrorDocs([]byte(`{
 		"paths": {
 			"/v1/users/{id}": {"parameters": [], "get": {"responses": {

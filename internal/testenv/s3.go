@@ -48,11 +48,15 @@ type FileBackend struct {
 	Name string // "folder" or "s3"
 }
 
-// EachFiles runs fn as a subtest on the folder store and on S3.
+// EachFiles runs fn as a subtest on the folder store and on S3, the two
+// side by side.
 func EachFiles(t *testing.T, fn func(t *testing.T, fb FileBackend)) {
 	t.Helper()
 	for _, fb := range []FileBackend{{Name: "folder"}, {Name: "s3"}} {
-		t.Run(fb.Name, func(t *testing.T) { fn(t, fb) })
+		t.Run(fb.Name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, fb)
+		})
 	}
 }
 

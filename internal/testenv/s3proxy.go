@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +23,8 @@ func S3Endpoint(t testing.TB) (spec, addr string) {
 	t.Helper()
 	return S3At(t, t.TempDir())
 }
+
+var s3Credentials sync.Once
 
 // S3At is S3Endpoint with the server keeping its objects in the folder
 // root, say a small file system that a test fills up.
@@ -47,8 +50,14 @@ func S3At(t testing.TB, root string) (spec, addr string) {
 		_ = cmd.Wait()
 	})
 	waitListening(t, addr, 15*time.Second)
-	t.Setenv("AWS_ACCESS_KEY_ID", access)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
+	s3Credentials.Do(func() {
+		// The file store reads its credentials from the environment. Every
+		// server of every test has the same ones, so they are set once
+		// for the whole test binary (t.Setenv would keep tests from
+		// running side by side).
+		_ = os.Setenv("AWS_ACCESS_KEY_ID", access)
+		_ = os.Setenv("AWS_SECRET_ACCESS_KEY", secret)
+	})
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	return fmt.Sprintf("s3://planwerk-%s?endpoint=%s&region=us-east-1&secure=false", hex.EncodeToString(b), addr), addr

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -22,6 +23,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver for schema set-up
 
 	"planwerk/internal/app"
+	"planwerk/internal/auth"
 	"planwerk/internal/config"
 	"planwerk/internal/store"
 	"planwerk/internal/users"
@@ -71,17 +73,25 @@ func postgresReachable() error {
 	return pgErr
 }
 
-// Each runs fn as a subtest on SQLite and on PostgreSQL. When no
-// PostgreSQL server answers, the PostgreSQL run is skipped with a message
-// saying so, except under CI (CI=true), where it fails.
+// Each runs fn as a subtest on SQLite and on PostgreSQL, the two side by
+// side: each run has a database of its own, and so may run beside any
+// other. When no PostgreSQL server answers, the PostgreSQL run is skipped
+// with a message saying so, except under CI (CI=true), where it fails.
 func Each(t *testing.T, fn func(t *testing.T, b Backend)) {
 	t.Helper()
 	for _, b := range []Backend{{Name: "sqlite"}, {Name: "postgres"}} {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
 			fn(t, b)
 		})
 	}
 }
+
+// HashCost is the cost of the password hashes of the servers Start runs:
+// far below the service's, so that the many users tests create stay
+// quick. Verification reads the cost from each hash, so sign-in follows
+// the same path as with the service's own cost.
+var HashCost = auth.HashCost{Time: 1, MemoryKiB: 64}
 
 // PostgresUnavailable says why PostgreSQL runs are skipped ("" when the
 // server answers); under CI an unreachable server fails the test instead.
@@ -168,10 +178,72 @@ func freshSchema(t testing.TB, server string) string {
 	return server + sep + "search_path=" + schema
 }
 
+// MigratedDSN is DSN with the database migrated already. On SQLite the
+// database is a copy of one migrated once per test binary, which is much
+// quicker than migrating each.
+func MigratedDSN(t testing.TB, b Backend) string {
+	t.Helper()
+	dsn := DSN(t, b)
+	if b.Name == "sqlite" {
+		copySQLiteTemplate(t, strings.TrimPrefix(dsn, "sqlite:"))
+	}
+	return dsn
+}
+
+var sqliteTemplate struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// copySQLiteTemplate writes a migrated SQLite database to path: a copy
+// of the template, migrated on first use.
+func copySQLiteTemplate(t testing.TB, path string) {
+	t.Helper()
+	tpl := &sqliteTemplate
+	tpl.once.Do(func() { tpl.path, tpl.err = migrateSQLiteTemplate() })
+	if tpl.err != nil {
+		t.Fatalf("SQLite template: %v", tpl.err)
+	}
+	data, err := os.ReadFile(tpl.path)
+	if err != nil {
+		t.Fatalf("SQLite template: %v", err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatalf("SQLite template: %v", err)
+	}
+}
+
+// migrateSQLiteTemplate migrates a database in a folder of its own and
+// closes it, which folds the write-ahead log into the file. The folder
+// stays until the test binary ends (the system removes temporary files).
+func migrateSQLiteTemplate() (string, error) {
+	dir, err := os.MkdirTemp("", "planwerk-template-")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "planwerk.db")
+	db, err := store.Open(context.Background(), "sqlite:"+path)
+	if err != nil {
+		return "", err
+	}
+	if _, err := db.Migrate(context.Background()); err != nil {
+		db.Close()
+		return "", err
+	}
+	if err := db.Close(); err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(path + "-wal"); err == nil {
+		return "", errors.New("the write-ahead log outlived closing the database")
+	}
+	return path, nil
+}
+
 // OpenDB opens and migrates a fresh database of the backend.
 func OpenDB(t testing.TB, b Backend) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), DSN(t, b))
+	db, err := store.Open(context.Background(), MigratedDSN(t, b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +277,7 @@ func Start(t testing.TB, b Backend, opts ...func(*config.Config)) *Server {
 func StartLogged(t testing.TB, b Backend, logw io.Writer, opts ...func(*config.Config)) *Server {
 	t.Helper()
 	cfg := config.Default()
-	cfg.Database = DSN(t, b)
+	cfg.Database = MigratedDSN(t, b)
 	cfg.Files = filepath.Join(t.TempDir(), "files")
 	for _, o := range opts {
 		o(&cfg)
@@ -228,7 +300,7 @@ func StartLogged(t testing.TB, b Backend, logw io.Writer, opts ...func(*config.C
 		}
 	}
 	log := slog.New(slog.NewJSONHandler(logw, nil))
-	svc, err := app.NewService(context.Background(), cfg, db, log)
+	svc, err := app.NewService(context.Background(), cfg, db, log, app.WithHashCost(HashCost))
 	if err != nil {
 		db.Close()
 		t.Fatal(err)

@@ -15,6 +15,7 @@ const bulkPath = "/v1/approval/bulk-approve"
 // TestApproval: approving a project day closes it to WORK writes and
 // marks its WORK entries APPROVED; unapproving opens it again.
 func TestApproval(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		o := newOffice(t, b)
 		a, mb := o.admin, o.member
@@ -245,6 +246,7 @@ func TestApproval(t *testing.T) {
 // TestBulkApproveValidation: a bulk approval with any bad part is refused
 // whole, naming every bad part, and changes nothing.
 func TestBulkApproveValidation(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		o := newOffice(t, b)
 		a := o.admin

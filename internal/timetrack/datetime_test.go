@@ -15,6 +15,7 @@ import (
 // end must be after the start as instants, and the time an entry counts
 // is measured between the instants.
 func TestEntryDateTimes(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		o := newOffice(t, b)
 		a := o.admin

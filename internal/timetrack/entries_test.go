@@ -44,6 +44,7 @@ func byMode(duration, startEnd []string) map[string][]string {
 // the required day and references. Each case is tried under the settings
 // its want names: created (201) or 400 naming exactly the fields.
 func TestEntryFieldRules(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		o := newOffice(t, b)
 		foreign := o.foreignProject(t)
@@ -229,6 +230,7 @@ func checkCreated(t *testing.T, o *office, sent, body M) {
 // TestEntryRulesOnUpdate: changes are checked against the settings in
 // force when they are made, on the merged record.
 func TestEntryRulesOnUpdate(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		o := newOffice(t, b)
 		a := o.admin
@@ -324,6 +326,7 @@ func TestEntryRulesOnUpdate(t *testing.T) {
 
 // TestEntryOwnership: members write their own entries, admins anyone's.
 func TestEntryOwnership(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		o := newOffice(t, b)
 		a, mb := o.admin, o.member

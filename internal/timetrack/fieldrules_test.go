@@ -65,6 +65,7 @@ func named(t *testing.T, doc map[string]any, st store.Settings) ([]string, map[s
 // every row of fieldTable: each needed field that is missing and each
 // field to omit that is sent is named once, and nothing else.
 func TestFieldRulesTable(t *testing.T) {
+	t.Parallel()
 	for _, row := range fieldTable {
 		st := store.Settings{TimerMode: row.timerMode, UseWorktime: row.useWorktime}
 		for mask := 0; mask < 1<<len(entryFields); mask++ {
@@ -112,6 +113,7 @@ func sent(doc map[string]any) []string {
 // TestFieldRulesValues: the rules on values beside presence, each field
 // named at most once, and what fieldRules leaves to the attribute types.
 func TestFieldRulesValues(t *testing.T) {
+	t.Parallel()
 	const start, end = "2026-03-02T08:00:00.000Z", "2026-03-02T09:00:00.000Z"
 	duration := store.Settings{TimerMode: Duration}
 	startEnd := store.Settings{TimerMode: StartTimeEnd}

@@ -87,6 +87,7 @@ func send(t *testing.T, c *testenv.Client, method, path string, body M) (int, M)
 // an admin approves it. Every write either committed before the approval
 // (and is APPROVED now) or was refused with day_approved; none slips past.
 func TestApprovalRace(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		o := newOffice(t, b)
 		const writers, rounds = 16, 5
@@ -155,6 +156,7 @@ func TestApprovalRace(t *testing.T) {
 // it: every answer is 200 or 403 day_approved, the approval succeeds, and
 // each entry ends as its last accepted change left it.
 func TestApprovalRaceWithEdits(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		o := newOffice(t, b)
 		const editors, movers, rounds = 12, 4, 3

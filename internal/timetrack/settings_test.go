@@ -13,6 +13,7 @@ const settingsPath = "/v1/account/settings"
 // TestSettings: the account's timerMode and useWorktime, read by everyone
 // of the tenant and changed by admins only.
 func TestSettings(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		o := newOffice(t, b)
 		check := func(what string, c *testenv.Client, want M) {

@@ -35,6 +35,7 @@ func totals(t *testing.T, c *testenv.Client, from, to, groupBy string) totalsAns
 // TestTimeTotals: the seconds of WORK, WORKTIME and BREAK entries in a
 // range of days, grouped by user, project or day.
 func TestTimeTotals(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		o := newOffice(t, b)
 		a, mb := o.admin, o.member

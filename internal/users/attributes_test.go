@@ -25,6 +25,7 @@ func noSecrets(t *testing.T, what string, m testenv.M) {
 // written only and never leaves the service; isAdmin is a boolean, false
 // unless set; admins cannot delete themselves.
 func TestUserAttributes(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		tn := srv.CreateTenant(t, "acme")

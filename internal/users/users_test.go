@@ -13,6 +13,7 @@ import (
 // TestFirstUserStaysAdmin: the tenant's first user cannot be deleted, and
 // deleting users never makes someone else an admin.
 func TestFirstUserStaysAdmin(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		tn := srv.CreateTenant(t, "acme")

@@ -94,6 +94,7 @@ func wantNotAllowed(t *testing.T, what string, status int, raw []byte) {
 // guardRefused with 400 url_not_allowed and creates nothing; the public
 // neighbours of guardAllowed are created.
 func TestWebhookGuardCreate(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		admin := guardServer(t, b)
 		for _, u := range guardRefused {
@@ -131,6 +132,7 @@ func TestWebhookGuardCreate(t *testing.T) {
 // guardRefused answers 400 url_not_allowed and leaves the webhook as it
 // was, the other fields of the same PATCH included; nothing is delivered.
 func TestWebhookGuardPatch(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		admin := guardServer(t, b)
 		const public = "https://93.184.215.14/hook"

@@ -110,6 +110,7 @@ func dialAddr(a netip.Addr) string { return netip.AddrPortFrom(a, 443).String() 
 // the public addresses just outside are allowed. guardTable and the
 // guard's own table name the same blocks.
 func TestBlockedTable(t *testing.T) {
+	t.Parallel()
 	inCode := map[netip.Prefix]bool{}
 	for _, r := range notReachable {
 		inCode[r.prefix] = true
@@ -186,6 +187,7 @@ var guardPublic = []string{
 // TestBlockedForms: blocked refuses each of guardForms and dialControl
 // refuses to connect to it; each of guardPublic passes both.
 func TestBlockedForms(t *testing.T) {
+	t.Parallel()
 	for _, s := range guardForms {
 		a := netip.MustParseAddr(s)
 		if !blocked(a) {
@@ -219,6 +221,7 @@ func TestBlockedForms(t *testing.T) {
 // control refuses the address before connecting, and the listener sees
 // no connection.
 func TestDialRefusedBeforeConnect(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
 	defer srv.Close()
@@ -252,6 +255,7 @@ func TestDialRefusedBeforeConnect(t *testing.T) {
 // addresses is refused, with url_not_allowed naming the block; a name
 // whose resolver spells a public IPv4 address IPv4-mapped passes.
 func TestCheckHost(t *testing.T) {
+	t.Parallel()
 	lookup := map[string][]netip.Addr{
 		"public.test":     {netip.MustParseAddr("93.184.216.34"), netip.MustParseAddr("2606:4700::1111")},
 		"mapped.test":     {netip.MustParseAddr("::ffff:93.184.216.34")},
@@ -308,6 +312,7 @@ func TestCheckHost(t *testing.T) {
 }
 
 func TestCheckURL(t *testing.T) {
+	t.Parallel()
 	for raw, ok := range map[string]bool{
 		"https://example.com/hook": true, "http://example.com:8080/a?b=c": true,
 		"": false, "ftp://example.com/": false, "https://": false, "example.com/x": false,
@@ -322,6 +327,7 @@ func TestCheckURL(t *testing.T) {
 // TestBackoff: the first retry comes within 10 s, each next one later,
 // none after more than RetryMax, jitter never more than a fifth.
 func TestBackoff(t *testing.T) {
+	t.Parallel()
 	s := &Service{cfg: Config{}}
 	s.cfg.defaults()
 	prevMax := time.Duration(0)

@@ -162,6 +162,7 @@ func verify(secret string, h http.Header, body []byte, now time.Time) error {
 // TestVerifier: the test's verifier refuses what it must, so that the
 // deliveries it accepts are signed right.
 func TestVerifier(t *testing.T) {
+	t.Parallel()
 	key := []byte("0123456789abcdef0123456789abcdef")
 	secret := "whsec_" + base64.StdEncoding.EncodeToString(key)
 	now := time.Now()
@@ -245,6 +246,7 @@ func project(t *testing.T, c *testenv.Client, name string) int64 {
 }
 
 func TestWebhookAPI(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b, quick)
 		admin := srv.SignIn(t, srv.CreateTenant(t, "acme"))
@@ -358,6 +360,7 @@ func TestWebhookAPI(t *testing.T) {
 // TestWebhookDeliversInOrder: the changes of the subscribed resources
 // made after the webhook was created arrive, signed, in order, once.
 func TestWebhookDeliversInOrder(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b, quick)
 		admin := srv.SignIn(t, srv.CreateTenant(t, "acme"))
@@ -415,6 +418,7 @@ func TestWebhookDeliversInOrder(t *testing.T) {
 // TestWebhookRetries: a failing receiver gets the same message again
 // until it takes it, and the next change waits for it.
 func TestWebhookRetries(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b, quick)
 		admin := srv.SignIn(t, srv.CreateTenant(t, "acme"))
@@ -458,6 +462,7 @@ func TestWebhookRetries(t *testing.T) {
 // TestWebhookGivesUp: a delivery failing for the retry period is failed
 // and the next change follows.
 func TestWebhookGivesUp(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b, quick, func(c *config.Config) {
 			c.WebhookRetryFor = 500 * time.Millisecond
@@ -492,6 +497,7 @@ func TestWebhookGivesUp(t *testing.T) {
 // disabled, and enabling it delivers on, starting with the pending
 // delivery.
 func TestWebhookDisabled(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b, quick, func(c *config.Config) { c.WebhookDisableAfter = 500 * time.Millisecond })
 		admin := srv.SignIn(t, srv.CreateTenant(t, "acme"))
@@ -531,6 +537,7 @@ func TestWebhookDisabled(t *testing.T) {
 
 // TestWebhookRedirect: a redirect is not followed and is no delivery.
 func TestWebhookRedirect(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b, quick)
 		admin := srv.SignIn(t, srv.CreateTenant(t, "acme"))
@@ -571,6 +578,7 @@ func TestWebhookRedirect(t *testing.T) {
 // TestWebhookAfterRestart: a delivery pending when the service stops is
 // made by the next one on the same database, with the same message id.
 func TestWebhookAfterRestart(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		one := testenv.Start(t, b, quick)
 		tn := one.CreateTenant(t, "acme")
@@ -599,6 +607,7 @@ func TestWebhookAfterRestart(t *testing.T) {
 // TestWebhookTwoInstances: two instances on one database deliver each
 // change once, in order, however the writes are spread over them.
 func TestWebhookTwoInstances(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		one := testenv.Start(t, b, quick)
 		two := testenv.Start(t, b, quick, func(c *config.Config) { c.Database = one.Config.Database })
@@ -656,6 +665,7 @@ func TestWebhookTwoInstances(t *testing.T) {
 // a name that resolved to a public address then but to loopback now is
 // refused when the delivery connects.
 func TestWebhookPrivateAddresses(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		public := netip.MustParseAddr("93.184.216.34")
 		srv := testenv.Start(t, b, func(c *config.Config) {
