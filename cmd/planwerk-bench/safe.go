@@ -19,7 +19,7 @@ import (
 	"planwerk/internal/users"
 )
 
-// safeResult is one engine's numbers of CONTRACT.md "Safe writes".
+// safeResult is one engine's numbers of docs/api.md "Safe writes".
 type safeResult struct {
 	engine string
 	// creates and keyed are POST /v1/projects per second, without and

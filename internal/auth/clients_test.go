@@ -1,7 +1,7 @@
 package auth_test
 
-// API clients and the client-credentials grant (CONTRACT.md "API clients
-// for integrations").
+// API clients and the client-credentials grant (docs/api.md "API
+// clients").
 
 import (
 	"encoding/json"

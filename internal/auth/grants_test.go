@@ -1,4 +1,4 @@
-// Black-box tests of the token endpoint and bearer tokens (CONTRACT.md
+// Black-box tests of the token endpoint and bearer tokens (docs/api.md
 // "Authentication") over HTTP on both database engines, with the OAuth2
 // library as the client where a real client would use one.
 package auth_test

@@ -1,6 +1,6 @@
 package auth_test
 
-// Token revocation (RFC 7009; CONTRACT.md "API clients for integrations").
+// Token revocation (RFC 7009; docs/api.md "Authentication").
 
 import (
 	"net/http"

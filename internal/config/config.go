@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// Config holds the service settings of CONTRACT.md "The program".
+// Config holds the service settings of docs/api.md "The program".
 type Config struct {
 	Addr               string
 	Database           string

@@ -1,5 +1,5 @@
-// Package documents holds the rules of Documents (SPEC.md "Document";
-// CONTRACT.md "Roles"): a category belongs to one model, and members see
+// Package documents holds the rules of Documents (docs/api.md
+// "Documents", "Roles"): a category belongs to one model, and members see
 // a user's document only when it is their own and visible to them.
 package documents
 

@@ -1,6 +1,6 @@
 package documents_test
 
-// Black-box tests of the Document rules (SPEC.md "Document"; CONTRACT.md
+// Black-box tests of the Document rules (docs/api.md "Documents",
 // "Roles"): the category table, parent references, a parent's Documents,
 // and which Documents, and which of their files, a member sees.
 
@@ -127,7 +127,7 @@ func TestDocuments(t *testing.T) {
 			if got := admin.IDs(t, where("documents", `{"model":"client","record":%d}`, project)); len(got) != 0 {
 				t.Errorf("client documents under a project's id: %v", got)
 			}
-			// A Document without a file is listed like any other (SPEC.md "Upload flow" 3).
+			// A Document without a file is listed like any other (docs/api.md "Upload flow").
 			if got := admin.IDs(t, fmt.Sprintf("/v1/files/document/%d", d1)); len(got) != 0 {
 				t.Errorf("uploads of a Document without a file: %v", got)
 			}

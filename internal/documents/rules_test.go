@@ -11,7 +11,7 @@ import (
 
 // TestDocumentRules: a member sees a user-model Document only when it is
 // about themselves and visibleToUser is true, whatever the criteria, while
-// the admin sees every Document (CONTRACT.md "Roles"); a Document's
+// the admin sees every Document (docs/api.md "Roles"); a Document's
 // category belongs to one model, and the refusal names the category, the
 // model it is for and the model sent, on POST and on a PATCH that
 // switches the model.

@@ -1,5 +1,5 @@
 // Package errs is Planwerk's one vocabulary of refusals: the kinds of
-// error a request can end in, with the contract's code and a message that
+// error a request can end in, with the API's code and a message that
 // says what to fix. Domain packages return them; the HTTP edge maps each
 // kind to its status in one table. Nothing here knows HTTP.
 package errs
@@ -66,7 +66,7 @@ type Problem struct {
 // Error is a refused request. Nothing was written.
 type Error struct {
 	Kind     Kind
-	Code     string // the contract's error code, such as "invalid" or "day_approved"
+	Code     string // the API's error code (docs/api.md "Errors"), such as "invalid" or "day_approved"
 	Message  string
 	Problems []Problem
 	// RetryAfter, when set, says when the request may succeed.

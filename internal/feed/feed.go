@@ -1,5 +1,5 @@
-// Package feed serves the change feed (CONTRACT.md "Change feed and
-// webhooks"): every change the store's outbox recorded, in commit order,
+// Package feed serves the change feed (docs/api.md "Change feed"): every
+// change the store's outbox recorded, in commit order,
 // after an opaque cursor, as the caller may see it.
 package feed
 

@@ -1,6 +1,6 @@
 package feed_test
 
-// The change feed (CONTRACT.md "Change feed and webhooks").
+// The change feed (docs/api.md "Change feed").
 
 import (
 	"context"

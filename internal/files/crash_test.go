@@ -3,7 +3,7 @@
 package files_test
 
 // A server killed in the middle of uploads loses nothing it acknowledged
-// and lists nothing it did not store whole (SPEC.md "Upload flow").
+// and lists nothing it did not store whole (docs/api.md "Upload flow").
 
 import (
 	"crypto/sha256"

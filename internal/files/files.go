@@ -32,7 +32,7 @@ import (
 	"planwerk/internal/store"
 )
 
-// Messages of SPEC.md, used verbatim.
+// Messages clients match on (docs/api.md "Errors"), used verbatim.
 const msgTooMany = "too many uploads"
 
 // URLTTL is how long a signed download URL is valid.

@@ -1,6 +1,6 @@
 package files_test
 
-// The limits of uploads (SPEC.md "Limits"; CONTRACT.md "Files"): the size
+// The limits of uploads (docs/api.md "Limits", "Files and uploads"): the size
 // of one upload, the storage of a tenant, the rate of a user.
 
 import (
@@ -60,7 +60,7 @@ func writeParts(mw *multipart.Writer, parts []testenv.Part) error {
 }
 
 // TestUploadSizeCap: the per-upload cap, on Content-Length bodies and on
-// chunked ones (CONTRACT.md "Files": chunked uploads are accepted, the cap
+// chunked ones (docs/api.md "Uploading": chunked uploads are accepted, the cap
 // holds mid-stream); a refused upload stores nothing.
 func TestUploadSizeCap(t *testing.T) {
 	t.Parallel()

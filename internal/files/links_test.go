@@ -1,7 +1,6 @@
 package files_test
 
-// Downloads through signed links (SPEC.md "Upload flow"; CONTRACT.md
-// "Files"): what a link is, who it opens for, and what its answer says.
+// Downloads through signed links (docs/api.md "Downloads"): what a link is, who it opens for, and what its answer says.
 
 import (
 	"bytes"

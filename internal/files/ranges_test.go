@@ -1,7 +1,7 @@
 package files_test
 
-// Downloads answer HEAD and byte ranges (CONTRACT.md "HTTP conventions
-// for clients": 206, RFC 9110 §14): one range → 206 with Content-Range;
+// Downloads answer HEAD and byte ranges (docs/api.md "Downloads": 206,
+// RFC 9110 §14): one range → 206 with Content-Range;
 // a range past the end → 416 with `Content-Range: bytes */SIZE`; a Range
 // header that is malformed, of another unit, asks for several ranges or
 // comes with HEAD is ignored: the whole file.

@@ -9,7 +9,8 @@ import (
 // maxFilename bounds a stored filename, in bytes.
 const maxFilename = 200
 
-// Sanitize keeps only the characters SPEC.md allows in a stored filename:
+// Sanitize keeps only the characters allowed in a stored filename
+// (docs/api.md "Stored filenames"):
 // ASCII letters and digits, '_', '.', and the German letters ä ö ü Ä Ö Ü ß.
 // Input is NFC-normalised first, so an "a" followed by a combining
 // diaeresis is kept as "ä". A name that sanitises to nothing is "file".

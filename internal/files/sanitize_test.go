@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// TestSanitize: SPEC.md "File upload rules" 3 and CONTRACT.md "Files": a
+// TestSanitize: docs/api.md "Stored filenames": a
 // stored filename keeps ASCII letters and digits, '_', '.', and ä ö ü Ä Ö
 // Ü ß; everything else goes; a name that sanitises to nothing is "file".
 func TestSanitize(t *testing.T) {

@@ -1,8 +1,8 @@
 package files_test
 
-// Black-box tests of the file endpoints (SPEC.md "Expense", "Upload",
-// "Upload flow", "File upload rules", "Errors", "Limits"; CONTRACT.md
-// "Files", "Roles") on both database engines and both file stores.
+// Black-box tests of the file endpoints (docs/api.md "Files and uploads",
+// "Errors", "Limits", "Roles") on both database engines and both file
+// stores.
 
 import (
 	"bytes"
@@ -292,8 +292,8 @@ func TestUploadLifecycle(t *testing.T) {
 		fourth := testenv.Data(15, 400)
 		up4 := uploadOK(t, admin, "document", doc, false, file("vier.txt", fourth))
 
-		// Deleting the Document leaves its upload (SPEC.md: "an attached
-		// upload is not removed by this call").
+		// Deleting the Document leaves its upload (docs/api.md "Upload
+		// flow": the upload is not removed with its record).
 		admin.Object(t, http.MethodDelete, fmt.Sprintf("/v1/documents/%d", doc), nil, http.StatusOK)
 		admin.Fail(t, http.MethodGet, fmt.Sprintf("/v1/documents/%d", doc), nil, http.StatusNotFound, "not_found")
 		if got := admin.Download(t, up4.ID); !bytes.Equal(got, fourth) {
@@ -305,7 +305,7 @@ func TestUploadLifecycle(t *testing.T) {
 	})
 }
 
-// TestUploadFilenames: SPEC.md "File upload rules" 3 through the API, and
+// TestUploadFilenames: docs/api.md "Stored filenames" through the API, and
 // the filename of downloads.
 func TestUploadFilenames(t *testing.T) {
 	t.Parallel()
@@ -430,7 +430,7 @@ func TestUploadExpenses(t *testing.T) {
 	})
 }
 
-// TestUploadErrors: SPEC.md "Errors" for the file operations.
+// TestUploadErrors: docs/api.md "Errors" for the file operations.
 func TestUploadErrors(t *testing.T) {
 	t.Parallel()
 	testenv.EachFileStore(t, func(t *testing.T, b testenv.Backend, fb testenv.FileBackend) {

@@ -1,5 +1,5 @@
-// Package holidays holds the rules of public holidays (SPEC.md "Holiday",
-// "AbsenceType"): every tenant has one absence type named PublicHoliday,
+// Package holidays holds the rules of public holidays (docs/api.md
+// "Absences and holidays"): every tenant has one absence type named PublicHoliday,
 // which keeps its name and cannot be deleted; the deprecated holidays
 // resource shows the absences of that type.
 package holidays

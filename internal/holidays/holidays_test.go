@@ -1,5 +1,6 @@
 // Black-box tests of the PublicHoliday absence type and the holidays
-// (SPEC.md "Holiday"; docs/decisions.md "PublicHoliday and holidays") over
+// (docs/api.md "Absences and holidays"; docs/decisions.md "PublicHoliday
+// and holidays") over
 // HTTP on both database engines.
 package holidays_test
 

@@ -232,7 +232,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 }
 
 // BenchmarkEdge measures the HTTP edge alone, in process and without a
-// network: the middleware, the routing and the contract's 404 and 405
+// network: the middleware, the routing and the JSON 404 and 405
 // answers, on a route that needs no database (GET /healthz).
 func BenchmarkEdge(b *testing.B) {
 	srv := testenv.Start(b, testenv.Backend{Name: "sqlite"})

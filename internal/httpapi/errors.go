@@ -163,7 +163,7 @@ func faultError(err error) *errs.Error {
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // handle adapts a handlerFunc: a returned error is logged when it is the
-// server's fault and answered with the contract's JSON error.
+// server's fault and answered with the API's JSON error.
 func (s *Server) handle(h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {

@@ -22,7 +22,8 @@ import (
 	"planwerk/internal/tenancy"
 )
 
-// fileRoutes registers the upload endpoints of CONTRACT.md "Files".
+// fileRoutes registers the upload endpoints of docs/api.md "Files and
+// uploads".
 func (s *Server) fileRoutes() {
 	s.data("POST /v1/files/upload/{model}/{record}", s.upload)
 	s.data("GET /v1/files/{model}/{record}", s.listUploads)
@@ -248,7 +249,7 @@ func (l *partHeaderLimit) lineStart(crlf, content bool) {
 
 // partFilename is the filename of a part exactly as the client sent it.
 // multipart.Part.FileName strips directories with filepath.Base, which
-// differs by platform and drops letters SPEC.md says to keep ("a/b.txt"
+// differs by platform and drops letters a stored filename keeps ("a/b.txt"
 // would lose the "a"); files.Sanitize removes the separators instead.
 func partFilename(part *multipart.Part) string {
 	_, params, err := mime.ParseMediaType(part.Header.Get("Content-Disposition"))

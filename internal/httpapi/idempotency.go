@@ -22,7 +22,7 @@ import (
 	"planwerk/internal/store"
 )
 
-// Idempotency keys (CONTRACT.md "Safe writes", docs/decisions.md
+// Idempotency keys (docs/api.md "Safe writes", docs/decisions.md
 // "Idempotency keys").
 const (
 	// idempotencyKeep is how long a key and its answer are kept.

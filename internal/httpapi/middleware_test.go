@@ -59,7 +59,7 @@ func secs(f float64) time.Duration { return time.Duration(f * float64(time.Secon
 
 // TestUnmatchedAsTheMuxDecides: a request no route matches gets the
 // answer the standard library's mux would choose (404, or 405 with the
-// same Allow header), in the contract's JSON, for every path of the route
+// same Allow header), as the API's JSON error, for every path of the route
 // table with every method, and for paths of no route.
 func TestUnmatchedAsTheMuxDecides(t *testing.T) {
 	t.Parallel()
@@ -89,7 +89,7 @@ func TestUnmatchedAsTheMuxDecides(t *testing.T) {
 			}
 			var body struct{ Code, Message string }
 			if err := json.Unmarshal(got.Body.Bytes(), &body); err != nil || !strings.HasPrefix(got.Header().Get("Content-Type"), "application/json") {
-				t.Errorf("%s: not the contract's JSON: %s %q", what, got.Header().Get("Content-Type"), got.Body)
+				t.Errorf("%s: not the API's JSON error: %s %q", what, got.Header().Get("Content-Type"), got.Body)
 			}
 			wantBody := map[int]struct{ Code, Message string }{
 				http.StatusNotFound:         {"not_found", "no endpoint at " + path},

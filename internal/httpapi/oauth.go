@@ -10,11 +10,11 @@ import (
 )
 
 // oauthError is an RFC 6749 §5.2 error. The body also carries the
-// contract's code and message, so clients reading either shape understand it.
+// API's code and message, so clients reading either shape understand it.
 type oauthError struct {
 	status      int
 	err         string // RFC 6749 error code
-	code        string // contract error code, when more specific than err
+	code        string // API error code, when more specific than err
 	description string
 	retryAfter  time.Duration
 }

@@ -1,5 +1,5 @@
 // Package httpapi is Planwerk's HTTP edge: routes, middleware, the
-// token endpoint and the JSON error contract.
+// token endpoint and the JSON error body.
 package httpapi
 
 import (
@@ -403,7 +403,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 // matches; it is not a route, and the metrics count it as unmatched.
 const unmatchedPattern = "/"
 
-// unmatched answers a request no route matches with the contract's JSON
+// unmatched answers a request no route matches with the API's JSON error
 // instead of the mux's plain text: 405 with an Allow header when routes
 // of other methods match the path, as the mux would decide, else 404.
 func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {

@@ -5,7 +5,7 @@ import (
 	"net/http"
 )
 
-// skillRoutes registers the skill set endpoint of CONTRACT.md "Skills".
+// skillRoutes registers the skill set endpoint of docs/api.md "Skills".
 func (s *Server) skillRoutes() {
 	s.data("POST /v1/skill-sets/{id}/apply", s.applySkillSet)
 }

@@ -14,7 +14,7 @@ import (
 // FuzzUploadBody sends arbitrary multipart bodies and Content-Type headers
 // to the upload endpoint of a real server: the answer is never a 5xx, a
 // 201 describes exactly the stored upload, and a stored filename keeps
-// only the characters SPEC.md allows.
+// only the characters docs/api.md "Stored filenames" allows.
 func FuzzUploadBody(f *testing.F) {
 	const boundary = "XyZ"
 	part := func(headers, body string) string {

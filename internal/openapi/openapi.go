@@ -213,7 +213,7 @@ type OAuthFlow struct {
 	Scopes     map[string]string `json:"scopes"`
 }
 
-// Names of the security schemes (SPEC.md "Authentication" rule 7).
+// Names of the security schemes (docs/api.md "Authentication").
 const (
 	SchemeOAuth2 = "OAuth2Password"
 	SchemeBearer = "BearerAuth"

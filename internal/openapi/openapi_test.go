@@ -380,7 +380,7 @@ func TestOpenAPIContents(t *testing.T) {
 		t.Errorf("openapi = %q", doc.OpenAPI)
 	}
 
-	// Security schemes, as SPEC.md names them.
+	// Security schemes, as docs/api.md "Authentication" names them.
 	ss := doc.Components.SecuritySchemes
 	if o := ss["OAuth2Password"]; o.Type != "oauth2" || o.Flows == nil || o.Flows.Password == nil ||
 		o.Flows.Password.TokenURL != "/oauth2/token" || o.Flows.Password.Scopes == nil {

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Safe writes (CONTRACT.md "Safe writes"): entity tags and conditional
+// Safe writes (docs/api.md "Safe writes"): entity tags and conditional
 // requests on the answers that carry one record, Idempotency-Key on every
 // POST of the data API. One pass adds them to each operation as it is put
 // into the document, so no operation can miss them.

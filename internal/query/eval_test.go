@@ -1,7 +1,7 @@
 package query_test
 
 // A reference evaluator of parsed criteria and sort keys, written from
-// CONTRACT.md "Lists" rather than from the compiler, and a test that the
+// docs/api.md "Lists" rather than from the compiler, and a test that the
 // SQL the compiler writes selects and orders the same records on SQLite
 // and on PostgreSQL.
 
@@ -275,7 +275,7 @@ func isDeclared(f query.Field) bool {
 }
 
 // lookup returns the stored value of f; missing reads as nil, which is
-// what the contract makes of it everywhere.
+// what docs/api.md "Lists" makes of it everywhere.
 func lookup(r rec, f query.Field) any {
 	switch f.Column {
 	case "id":

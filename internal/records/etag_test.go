@@ -1,6 +1,6 @@
 package records_test
 
-// Entity tags and conditional requests on every resource (CONTRACT.md
+// Entity tags and conditional requests on every resource (docs/api.md
 // "Safe writes").
 
 import (

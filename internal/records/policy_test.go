@@ -1,6 +1,6 @@
 package records_test
 
-// The role model as one table (CONTRACT.md "Roles", "Tenancy";
+// The role model as one table (docs/api.md "Roles", "Tenancy";
 // docs/decisions.md "Roles", "Who may write"): every resource of the
 // registry and every method, plus the endpoints that are not resources,
 // for an admin, a member on their own record, a member on someone else's

@@ -1,9 +1,8 @@
 package records_test
 
 // Black-box tests of the generic record engine: the resource endpoints
-// every resource of the registry has (CONTRACT.md "Data API conventions",
-// "Attributes", "Lists", "Roles", "Tenancy"; SPEC.md "Resources and their
-// fields", "List endpoints"), over HTTP on both database engines. They
+// every resource of the registry has (docs/api.md "Data API conventions",
+// "Attributes", "Lists", "Roles", "Tenancy"), over HTTP on both database engines. They
 // iterate the registry: a resource added to it is tested here without
 // changing these tests. The set of paths itself is pinned by the API
 // description's golden file (internal/openapi).
@@ -31,7 +30,7 @@ type M = testenv.M
 // registry is the table of resources the tests iterate.
 var registry = resource.New()
 
-// timestampRE is the contract's timestamp format, YYYY-MM-DDTHH:mm:ss.sssZ.
+// timestampRE is the API's timestamp format, YYYY-MM-DDTHH:mm:ss.sssZ.
 var timestampRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`)
 
 // checkStamps checks a record's createdAt and updatedAt.
@@ -59,7 +58,7 @@ func containsID(list []M, id int64) bool {
 }
 
 // archivesOnDelete: deleting a skill assignment archives it (status 0)
-// and keeps the record (SPEC.md "SkillAssignment").
+// and keeps the record (docs/api.md "Skills").
 func archivesOnDelete(r *resource.Resource) bool { return r.Name == "skill-assignments" }
 
 // bodies makes valid create bodies of every resource for one tenant.

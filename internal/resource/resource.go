@@ -50,7 +50,7 @@ const (
 // Resource is one entry of the registry.
 type Resource struct {
 	Name  string // path segment and collection name: "time-entries"
-	Model string // the model's name in the specification: "TimeEntry"
+	Model string // the model's name in the API description: "TimeEntry"
 	Doc   string // one line for the API description
 	Attrs []Attr
 	// DeclaredOnly resources have exactly their declared attributes;

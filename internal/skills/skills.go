@@ -1,6 +1,5 @@
-// Package skills holds the rules of tags, skills and skill sets (SPEC.md
-// "Tag, TagAssignment, TagCategory" and "SkillAssignment, SkillSet,
-// SkillSetCategory"): a skill is a tag with a type and a category; skills
+// Package skills holds the rules of tags, skills and skill sets
+// (docs/api.md "Skills"): a skill is a tag with a type and a category; skills
 // join skill sets, plain tags attach to other records; a user holds each
 // skill once, and removing it archives the assignment.
 package skills

@@ -1,7 +1,6 @@
-// Black-box tests of tags, skills and skill sets (SPEC.md "Tag,
-// TagAssignment, TagCategory", "SkillAssignment, SkillSet,
-// SkillSetCategory"; CONTRACT.md "Skills"; docs/decisions.md "Tags and
-// skills") over HTTP on both database engines.
+// Black-box tests of tags, skills and skill sets (docs/api.md "Skills";
+// docs/decisions.md "Tags and skills") over HTTP on both database
+// engines.
 package skills_test
 
 import (

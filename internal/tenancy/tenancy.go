@@ -17,7 +17,7 @@ import (
 	"planwerk/internal/store"
 )
 
-// Errors of resolution; each carries the contract's error code.
+// Errors of resolution; each carries its error code (docs/api.md "Tenancy").
 var (
 	ErrRequired = errs.New(errs.Invalid, "tenant_required", "name the tenant in a companyurl, origin or referer header")
 	ErrUnknown  = errs.New(errs.Invalid, "unknown_tenant", "no tenant matches the companyurl, origin or referer header")

@@ -189,7 +189,7 @@ func (c *Client) IDs(t testing.TB, path string) []int64 {
 	return out
 }
 
-// Fail makes a request that must answer status with the contract's JSON
+// Fail makes a request that must answer status with the API's JSON
 // error of the code; a 400 must name each of fields among its problems.
 func (c *Client) Fail(t testing.TB, method, path string, body any, status int, code string, fields ...string) M {
 	t.Helper()
@@ -201,7 +201,7 @@ func (c *Client) Fail(t testing.TB, method, path string, body any, status int, c
 	return m
 }
 
-// WantError checks an answer is the contract's JSON error with the status
+// WantError checks an answer is the API's JSON error with the status
 // and code (any code when code is "") and a message.
 func WantError(t testing.TB, what string, status int, raw []byte, wantStatus int, wantCode string) M {
 	t.Helper()

@@ -91,7 +91,8 @@ func (s *Service) guardApprovedDays(ctx context.Context, w *records.Write) error
 	return nil
 }
 
-// fieldRules checks a time entry against SPEC.md's tables for its
+// fieldRules checks a time entry against the tables of docs/api.md
+// "Time entry fields" for its
 // trackingType and the account's timerMode and useWorktime.
 func fieldRules(doc map[string]any, st store.Settings) []errs.Problem {
 	var problems []errs.Problem

@@ -39,10 +39,11 @@ func byMode(duration, startEnd []string) map[string][]string {
 	return map[string][]string{"D": duration, "DW": duration, "S": startEnd, "SW": startEnd}
 }
 
-// TestEntryFieldRules: SPEC.md's tables of the fields a time entry takes
+// TestEntryFieldRules: the tables of the fields a time entry takes
 // by trackingType, timerMode and useWorktime, with the attribute types,
 // the required day and references. Each case is tried under the settings
-// its want names: created (201) or 400 naming exactly the fields.
+// its want names: created (201) or 400 naming exactly the fields
+// (docs/api.md "Time entry fields").
 func TestEntryFieldRules(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
@@ -61,8 +62,8 @@ func TestEntryFieldRules(t *testing.T) {
 			want map[string][]string // by combo key; created: 201; absent: not tried
 		}{
 			// WORK: project and task, time fields by timerMode. DURATION
-			// wants duration and sorting (SPEC.md: "duration and sorting; no
-			// start or end times"), START_TIME_END_TIME startTime and
+			// wants duration and sorting and no start or end times
+			// (docs/api.md "Time entry fields"), START_TIME_END_TIME startTime and
 			// endTime without sorting.
 			{"WORK duration without sorting", work("duration", 3600), byMode([]string{"sorting"}, []string{"startTime", "duration"})},
 			{"WORK sorting without duration", work("sorting", 1), byMode([]string{"duration"}, []string{"startTime", "sorting"})},

@@ -8,7 +8,8 @@ import (
 	"planwerk/internal/store"
 )
 
-// entryFields are the fields whose presence SPEC.md's TimeEntry tables rule.
+// entryFields are the fields whose presence the TimeEntry tables rule
+// (docs/api.md "Time entry fields").
 var entryFields = []string{"project", "task", "duration", "sorting", "startTime", "endTime"}
 
 // sample is a valid value of each of entryFields, as Apply stores it.
@@ -17,7 +18,8 @@ var sample = map[string]any{
 	"startTime": "2026-03-02T08:00:00.000Z", "endTime": "2026-03-02T09:00:00.000Z",
 }
 
-// fieldTable is SPEC.md's TimeEntry tables: under each trackingType,
+// fieldTable is the TimeEntry tables of docs/api.md "Time entry fields":
+// under each trackingType,
 // timerMode and useWorktime, the fields an entry needs and the fields it
 // must omit; the others may be sent or not.
 var fieldTable = []struct {

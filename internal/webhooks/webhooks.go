@@ -1,5 +1,5 @@
-// Package webhooks delivers the change feed to URLs (CONTRACT.md "Change
-// feed and webhooks"): admins subscribe a URL to a tenant's changes, and
+// Package webhooks delivers the change feed to URLs (docs/api.md
+// "Webhooks"): admins subscribe a URL to a tenant's changes, and
 // a dispatcher in every instance of the service posts each change, signed
 // as the Standard Webhooks specification says, at least once and in order
 // per webhook. See docs/decisions.md "Webhooks".

@@ -1,6 +1,6 @@
 package webhooks_test
 
-// Webhooks (CONTRACT.md "Change feed and webhooks"): the API that manages
+// Webhooks (docs/api.md "Webhooks"): the API that manages
 // them and the deliveries, received by a test receiver that checks every
 // signature by the Standard Webhooks rules with a verifier of its own.
 

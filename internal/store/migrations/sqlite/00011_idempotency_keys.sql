@@ -1,5 +1,5 @@
 -- +goose Up
--- Idempotency keys of POST requests (CONTRACT.md "Safe writes"): one row
+-- Idempotency keys of POST requests (docs/api.md "Safe writes"): one row
 -- per tenant, user and key. While the first request runs, its holder owns
 -- the row until locked_until (renewed as it runs); then the fingerprint of
 -- the request and its answer (status, replayed headers as a JSON object,
