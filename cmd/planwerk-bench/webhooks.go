@@ -171,7 +171,7 @@ func deliveries(ctx context.Context, svc *app.Service, base, receiver, slug stri
 	want := got.Load() + int64(k*n)
 	start := time.Now()
 	svc.Start()
-	defer svc.Webhooks.Close()
+	defer svc.Jobs.Close(context.Background())
 	for got.Load() < want {
 		if time.Since(start) > 10*time.Minute {
 			return 0, fmt.Errorf("%d of %d deliveries after 10 minutes", got.Load()-want+int64(k*n), k*n)
@@ -218,7 +218,7 @@ func fairDeliveries(ctx context.Context, svc *app.Service, base string, n int, r
 	}))
 	defer slow.Close()
 	defer close(release) // before the receiver closes: Close waits for requests in flight
-	defer svc.Webhooks.Close()
+	defer svc.Jobs.Close(context.Background())
 
 	// Alone.
 	svc.Start()
@@ -227,7 +227,7 @@ func fairDeliveries(ctx context.Context, svc *app.Service, base string, n int, r
 		return err
 	}
 	r.alone, err = fastAlone.backlog(&fast, n, func() {})
-	svc.Webhooks.Close()
+	svc.Jobs.Close(context.Background())
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ import (
 	"planwerk/internal/filestore"
 	"planwerk/internal/holidays"
 	"planwerk/internal/httpapi"
+	"planwerk/internal/jobs"
 	"planwerk/internal/metrics"
 	"planwerk/internal/ratelimit"
 	"planwerk/internal/records"
@@ -294,20 +295,25 @@ type Service struct {
 	Uploads  *files.Service
 	Feed     *feed.Service
 	Webhooks *webhooks.Service
-	redis    *redis.Client
+	// Jobs is the service's background work (the table in jobs.go).
+	Jobs  *jobs.Registry
+	redis *redis.Client
+	log   *slog.Logger
 }
 
-// Start starts the service's background work: the webhook dispatcher.
-func (s *Service) Start() { s.Webhooks.Start() }
+// Start starts the service's background jobs.
+func (s *Service) Start() { s.Jobs.Start() }
 
-// Close stops the background work and releases what NewService opened
-// besides the database.
+// Close stops the background jobs, waiting up to stopJobsWithin for them,
+// and releases what NewService opened besides the database.
 func (s *Service) Close() error {
-	s.Webhooks.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), stopJobsWithin)
+	defer cancel()
+	err := s.Jobs.Close(ctx)
 	if s.redis != nil {
-		return s.redis.Close()
+		err = errors.Join(err, s.redis.Close())
 	}
-	return nil
+	return err
 }
 
 // feedResources are the names the change feed records changes under:
@@ -362,7 +368,7 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 			return nil, err
 		}
 	}
-	svc := &Service{Config: cfg, DB: db, Files: fs}
+	svc := &Service{Config: cfg, DB: db, Files: fs, log: log}
 	svc.Metrics = metrics.New(db.Pools())
 	db.ObserveChanges(svc.Metrics.ChangesRecorded)
 	db.ObserveBatches(svc.Metrics.CommitBatch)
@@ -403,6 +409,9 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 			Time: d.time, Skills: d.skills, Files: fileSvc, Store: fs, Feed: svc.Feed, Webhooks: svc.Webhooks, Metrics: svc.Metrics, Log: log})
 	for _, g := range append(db.Shares(), svc.Hasher.Share(), svc.Records.Share(), svc.Handler.Share()) {
 		svc.Metrics.Watch(g)
+	}
+	if svc.Jobs, err = svc.newJobs(); err != nil {
+		return nil, err
 	}
 	return svc, nil
 }

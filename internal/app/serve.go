@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -45,8 +46,6 @@ func runServe(ctx context.Context, args []string, stdio IO) error {
 		listening = func(a net.Addr) { printDemo(stdio, a) }
 	}
 	svc.Start()
-	go purgeExpired(ctx, db, cfg.ChangeRetention, log)
-	go sweepFiles(ctx, svc, log)
 	return serveHTTP(ctx, svc, log, listening)
 }
 
@@ -110,64 +109,39 @@ func serveHTTP(ctx context.Context, svc *Service, log *slog.Logger, listening fu
 	return nil
 }
 
-// housekeepingEvery is how often the purges and the file sweep run. Neither
-// runs at start-up: starting costs the same however many tenants and files
-// there are, and instances restarted together do not all sweep at once. A
-// file left by a crash waits an hour longer; it takes no request's space.
-const housekeepingEvery = time.Hour
-
 // purgeBudget bounds each purge of a run; what one leaves goes at the next
 // run (the purges delete in short batches, so stopping is harmless).
 const purgeBudget = 20 * time.Second
 
-// sweepFiles removes files left behind by crashes, hourly from an hour
-// after start-up; files younger than an hour are never touched.
-func sweepFiles(ctx context.Context, svc *Service, log *slog.Logger) {
-	t := time.NewTicker(housekeepingEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		// A run that hangs on a frozen store ends, and the next one tries again.
-		runCtx, cancel := context.WithTimeout(ctx, 30*time.Minute)
-		n, err := svc.Uploads.Sweep(runCtx, time.Now().Add(-time.Hour))
-		cancel()
-		if err != nil && ctx.Err() == nil {
-			log.Warn("sweep files", "err", err)
-		} else if n > 0 {
-			log.Info("swept files", "removed", n)
-		}
+// sweepFiles removes files left behind by crashes; files younger than an
+// hour are never touched.
+func sweepFiles(ctx context.Context, svc *Service, log *slog.Logger) error {
+	// A run that hangs on a frozen store ends, and the next one tries again.
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
+	defer cancel()
+	n, err := svc.Uploads.Sweep(ctx, time.Now().Add(-time.Hour))
+	if err != nil {
+		return fmt.Errorf("sweep files: %w", err)
 	}
+	if n > 0 {
+		log.Info("swept files", "removed", n)
+	}
+	return nil
 }
 
 // purgeExpired deletes long-expired tokens, expired idempotency keys,
 // changes older than the feed keeps and deliveries beyond each webhook's
-// log, hourly from an hour after start-up.
-func purgeExpired(ctx context.Context, db *store.DB, changeRetention time.Duration, log *slog.Logger) {
-	t := time.NewTicker(housekeepingEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			purgeOnce(ctx, db, changeRetention, log)
-		}
-	}
-}
-
-// purgeOnce runs each purge once, within purgeBudget each.
-func purgeOnce(ctx context.Context, db *store.DB, changeRetention time.Duration, log *slog.Logger) {
+// log, within purgeBudget each. One failing does not keep the others
+// from running; the error names every one that failed.
+func purgeExpired(ctx context.Context, db *store.DB, changeRetention time.Duration, log *slog.Logger) error {
+	var failed []error
 	purge := func(what string, fn func(ctx context.Context) (int64, error)) {
 		runCtx, cancel := context.WithTimeout(ctx, purgeBudget)
 		defer cancel()
 		n, err := fn(runCtx)
 		switch {
-		case err != nil && ctx.Err() == nil:
-			log.Warn("purge "+what, "err", err)
+		case err != nil:
+			failed = append(failed, fmt.Errorf("purge %s: %w", what, err))
 		case n > 0:
 			log.Info("purged "+what, "removed", n)
 		}
@@ -184,4 +158,5 @@ func purgeOnce(ctx context.Context, db *store.DB, changeRetention time.Duration,
 	purge("webhook deliveries", func(ctx context.Context) (int64, error) {
 		return 0, db.PurgeDeliveries(ctx, webhooks.MaxDeliveries)
 	})
+	return errors.Join(failed...)
 }

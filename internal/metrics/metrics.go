@@ -34,6 +34,11 @@ type Metrics struct {
 	redisUp           *prometheus.GaugeVec
 	rateLimitFallback *prometheus.CounterVec
 	overloaded        *prometheus.CounterVec
+	// Background jobs, by job.
+	jobRunning  *prometheus.GaugeVec
+	jobLastRun  *prometheus.GaugeVec
+	jobDuration *prometheus.HistogramVec
+	jobErrors   *prometheus.CounterVec
 }
 
 // New returns the metrics, with Go runtime and process collectors and a
@@ -112,10 +117,27 @@ func New(pools map[string]*sql.DB) *Metrics {
 			Name: "planwerk_overloaded_total",
 			Help: "Requests that got no slot of a fair share, by share and reason: the tenant's queue was full (queue_full) or the wait ended (timeout).",
 		}, []string{"gate", "reason"}),
+		jobRunning: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "planwerk_job_running",
+			Help: "1 while a run of the background job is in flight (a lifelong job's, as long as it works), else 0.",
+		}, []string{"job"}),
+		jobLastRun: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "planwerk_job_last_run_timestamp_seconds",
+			Help: "Unix time at which the background job's last run ended.",
+		}, []string{"job"}),
+		jobDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "planwerk_job_duration_seconds",
+			Help:    "Duration of background job runs (a lifelong job's run lasts until shutdown or failure).",
+			Buckets: []float64{.01, .1, 1, 10, 60, 300, 1800, 3600},
+		}, []string{"job"}),
+		jobErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "planwerk_job_errors_total",
+			Help: "Background job runs that failed: returned an error or panicked.",
+		}, []string{"job"}),
 	}
 	m.registry.MustRegister(m.requests, m.duration, m.uploadBytes, m.rateLimited, m.loginFailures, m.grants, m.brakeRefusals,
 		m.changes, m.batches, m.feedLag, m.feedReads, m.feedWaiting, m.deliveries, m.oldestDelivery,
-		m.redisUp, m.rateLimitFallback, m.overloaded,
+		m.redisUp, m.rateLimitFallback, m.overloaded, m.jobRunning, m.jobLastRun, m.jobDuration, m.jobErrors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for name, pool := range pools {
 		m.registry.MustRegister(collectors.NewDBStatsCollector(pool, name))
@@ -281,6 +303,36 @@ func (m *Metrics) Overloaded(gate string, queueFull bool) {
 		reason = "queue_full"
 	}
 	m.overloaded.WithLabelValues(gate, reason).Inc()
+}
+
+// JobAdded makes the background job known before its first run: not
+// running, no errors (so that its first failure shows as an increase).
+func (m *Metrics) JobAdded(job string) {
+	if m != nil {
+		m.jobRunning.WithLabelValues(job).Set(0)
+		m.jobErrors.WithLabelValues(job)
+	}
+}
+
+// JobStarted records that a run of the background job began.
+func (m *Metrics) JobStarted(job string) {
+	if m != nil {
+		m.jobRunning.WithLabelValues(job).Set(1)
+	}
+}
+
+// JobRan records a finished run of a background job: when it ended, how
+// long it took, and whether it failed.
+func (m *Metrics) JobRan(job string, end time.Time, took time.Duration, failed bool) {
+	if m == nil {
+		return
+	}
+	m.jobRunning.WithLabelValues(job).Set(0)
+	m.jobLastRun.WithLabelValues(job).Set(float64(end.UnixNano()) / 1e9)
+	m.jobDuration.WithLabelValues(job).Observe(took.Seconds())
+	if failed {
+		m.jobErrors.WithLabelValues(job).Inc()
+	}
 }
 
 // knownMethod keeps client-chosen method names out of label values.

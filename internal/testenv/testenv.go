@@ -324,7 +324,7 @@ func StartLogged(t testing.TB, b Backend, logw io.Writer, opts ...func(*config.C
 }
 
 // Stop stops the server as a shutdown would: its requests, its
-// background work (the webhook dispatcher), its database. Cleanup calls
+// background jobs (see app.Service.Jobs), its database. Cleanup calls
 // it too; more calls do nothing.
 func (s *Server) Stop() { s.stopOnce.Do(s.stop) }
 

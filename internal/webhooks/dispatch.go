@@ -28,36 +28,19 @@ const (
 	minGap = 50 * time.Millisecond
 )
 
-// Start runs the dispatcher until Close: it delivers the changes of
+// Run is the dispatcher: until ctx ends, it delivers the changes of
 // every tenant's webhooks, sharing the work with the other instances.
-func (s *Service) Start() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stop != nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s.stop = cancel
-	s.running.Add(1)
-	go s.run(ctx)
-}
-
-// Close stops the dispatcher and waits for deliveries in flight to end;
-// their webhooks' leases are given up, so another instance goes on at
-// once. Start may run it again.
-func (s *Service) Close() {
-	s.mu.Lock()
-	stop := s.stop
-	s.stop = nil
-	s.mu.Unlock()
-	if stop != nil {
+// Then it waits for the deliveries in flight to end; their webhooks'
+// leases are given up, so another instance goes on at once. Calls of
+// Run must not overlap (the service runs it as a lifelong background job).
+func (s *Service) Run(ctx context.Context) error {
+	ctx, stop := context.WithCancel(ctx)
+	var workers sync.WaitGroup
+	// Also when Run panics: the workers stop before it is called again.
+	defer func() {
 		stop()
-	}
-	s.running.Wait()
-}
-
-func (s *Service) run(ctx context.Context) {
-	defer s.running.Done()
+		workers.Wait()
+	}()
 	done := make(chan struct{}, 1)
 	ticker := time.NewTicker(s.cfg.Poll)
 	defer ticker.Stop()
@@ -75,9 +58,9 @@ func (s *Service) run(ctx context.Context) {
 			}
 			for _, w := range ws {
 				s.pool.take(w.TenantID)
-				s.running.Add(1)
+				workers.Add(1)
 				go func() {
-					defer s.running.Done()
+					defer workers.Done()
 					s.work(ctx, w)
 					s.pool.give(w.TenantID)
 					select {
@@ -89,14 +72,14 @@ func (s *Service) run(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-signal:
 		case <-ticker.C:
 		case <-done:
 		}
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-time.After(minGap):
 		}
 	}

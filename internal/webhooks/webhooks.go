@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"net/netip"
 	"slices"
-	"sync"
 	"time"
 
 	"planwerk/internal/auth"
@@ -136,10 +135,7 @@ type Service struct {
 	sender    *sender
 	holder    string // this instance's name on the leases it holds
 
-	mu      sync.Mutex
-	stop    context.CancelFunc
-	running sync.WaitGroup
-	pool    pool // the workers in use, by tenant
+	pool pool // the workers in use, by tenant
 }
 
 // New returns a Service; resources are the names of the feed's resources.

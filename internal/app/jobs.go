@@ -1,0 +1,45 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"planwerk/internal/jobs"
+)
+
+// housekeepingEvery is how often the purges and the file sweep run. Neither
+// runs at start-up: starting costs the same however many tenants and files
+// there are, and instances restarted together do not all sweep at once. A
+// file left by a crash waits an hour longer; it takes no request's space.
+const housekeepingEvery = time.Hour
+
+// stopJobsWithin bounds how long Close waits for the jobs to stop. The
+// dispatcher's deliveries in flight are cut at once; giving their leases
+// up takes at most a few seconds.
+const stopJobsWithin = 30 * time.Second
+
+// jobs is the one table of the service's background work: Start starts
+// each and Close stops and waits for each. Nothing runs in the
+// background outside it.
+func (s *Service) jobs() []jobs.Job {
+	return []jobs.Job{
+		{Name: "purge", Every: housekeepingEvery, FirstDelay: housekeepingEvery, Run: func(ctx context.Context) error {
+			return purgeExpired(ctx, s.DB, s.Config.ChangeRetention, s.log)
+		}},
+		{Name: "file-sweep", Every: housekeepingEvery, FirstDelay: housekeepingEvery, Run: func(ctx context.Context) error {
+			return sweepFiles(ctx, s, s.log)
+		}},
+		{Name: "webhook-dispatcher", Lifelong: true, Run: s.Webhooks.Run},
+	}
+}
+
+// newJobs returns the registry holding the jobs table.
+func (s *Service) newJobs() (*jobs.Registry, error) {
+	r := jobs.New(s.log, s.Metrics)
+	for _, j := range s.jobs() {
+		if err := r.Add(j); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
