@@ -173,7 +173,7 @@ func purgeOnce(ctx context.Context, db *store.DB, changeRetention time.Duration,
 		}
 	}
 	purge("expired tokens", func(ctx context.Context) (int64, error) {
-		return 0, db.PurgeExpiredTokens(ctx, time.Now().Add(-24*time.Hour))
+		return 0, newTables(db).auth.PurgeExpiredTokens(ctx, time.Now().Add(-24*time.Hour))
 	})
 	purge("expired idempotency keys", func(ctx context.Context) (int64, error) {
 		return db.PurgeExpiredIdempotencyKeys(ctx, time.Now())
