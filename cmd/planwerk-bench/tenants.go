@@ -21,6 +21,7 @@ import (
 	"planwerk/internal/holidays"
 	"planwerk/internal/resource"
 	"planwerk/internal/store"
+	"planwerk/internal/users"
 )
 
 // The measured tenant and its admin (see login).
@@ -199,7 +200,7 @@ func seedCrowd(ctx context.Context, dsn string, n, perTenant int) (time.Duration
 
 // seedTenant creates one tenant and its records in q.
 func seedTenant(ctx context.Context, db *store.DB, q store.Querier, slug, hash string, perTenant int, setup store.TenantSetup) error {
-	tn, _, err := db.AddTenant(ctx, q, slug, "Tenant "+slug, store.NewAdmin{Email: "admin@" + slug + ".test", PasswordHash: hash}, setup)
+	tn, _, err := users.NewTables(db, auth.NewTables(db)).AddTenant(ctx, q, slug, "Tenant "+slug, users.NewAdmin{Email: "admin@" + slug + ".test", PasswordHash: hash}, setup)
 	if err != nil {
 		return err
 	}
@@ -310,7 +311,7 @@ func timePurge(ctx context.Context, dsn string) (time.Duration, error) {
 	now := time.Now()
 	start := time.Now()
 	_, err = db.PurgeExpiredIdempotencyKeys(ctx, now)
-	err = errors.Join(err, db.PurgeExpiredTokens(ctx, now.Add(-24*time.Hour)),
+	err = errors.Join(err, auth.NewTables(db).PurgeExpiredTokens(ctx, now.Add(-24*time.Hour)),
 		db.PurgeChanges(ctx, now.Add(-30*24*time.Hour)), db.PurgeDeliveries(ctx, 100))
 	return time.Since(start), err
 }

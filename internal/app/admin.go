@@ -132,7 +132,7 @@ func runUserResetPassword(ctx context.Context, args []string, stdio IO) error {
 	if err != nil {
 		return err
 	}
-	u, err := db.ResetPassword(ctx, t.ID, email, hash)
+	u, err := newTables(db).users.ResetPassword(ctx, t.ID, email, hash)
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("no user %q in tenant %q", email, slug)
 	}

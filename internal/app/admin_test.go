@@ -70,8 +70,8 @@ func TestAdminCommands(t *testing.T) {
 		}
 		defer db.Close()
 		alpha, _ := db.TenantBySlug(ctx, "alpha")
-		user, _ := db.UserByEmail(ctx, alpha.ID, "admin@alpha.test")
-		if err := db.InsertTokens(ctx, db, alpha.ID, store.TokenPair{AccessHash: []byte("a-hash-of-32-bytes-aaaaaaaaaaaaa"), RefreshHash: []byte("r-hash-of-32-bytes-rrrrrrrrrrrrr"),
+		user, _ := userTables(db).UserByEmail(ctx, alpha.ID, "admin@alpha.test")
+		if err := auth.NewTables(db).InsertTokens(ctx, db, alpha.ID, auth.TokenPair{AccessHash: []byte("a-hash-of-32-bytes-aaaaaaaaaaaaa"), RefreshHash: []byte("r-hash-of-32-bytes-rrrrrrrrrrrrr"),
 			UserID: user.ID, FamilyID: []byte("family"), AccessExpiry: farFuture, RefreshExpiry: farFuture}); err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +79,7 @@ func TestAdminCommands(t *testing.T) {
 		if r.err != nil {
 			t.Fatalf("reset-password: %v %s", r.err, r.stderr)
 		}
-		user, _ = db.UserByEmail(ctx, alpha.ID, "admin@alpha.test")
+		user, _ = userTables(db).UserByEmail(ctx, alpha.ID, "admin@alpha.test")
 		h := auth.NewHasher(1)
 		if ok, _ := h.Verify(ctx, "new-password-2", user.PasswordHash); !ok {
 			t.Error("the new password does not verify")
@@ -87,7 +87,7 @@ func TestAdminCommands(t *testing.T) {
 		if ok, _ := h.Verify(ctx, "first-password", user.PasswordHash); ok {
 			t.Error("the old password still verifies")
 		}
-		tok, err := db.AccessTokenByHash(ctx, alpha.ID, []byte("a-hash-of-32-bytes-aaaaaaaaaaaaa"))
+		tok, err := auth.NewTables(db).AccessTokenByHash(ctx, alpha.ID, []byte("a-hash-of-32-bytes-aaaaaaaaaaaaa"))
 		if err != nil || !tok.Revoked {
 			t.Errorf("access token after reset: %+v %v, want revoked", tok, err)
 		}
@@ -107,7 +107,7 @@ func TestAdminCommands(t *testing.T) {
 		if r := run(ctx, env, "", "user", "reset-password", "--tenant", "alpha", "--email", "admin@alpha.test", "--password", "z"); r.err != nil {
 			t.Fatalf("reset-password to a one-character password: %v %s", r.err, r.stderr)
 		}
-		user, _ = db.UserByEmail(ctx, alpha.ID, "admin@alpha.test")
+		user, _ = userTables(db).UserByEmail(ctx, alpha.ID, "admin@alpha.test")
 		if ok, _ := h.Verify(ctx, "z", user.PasswordHash); !ok {
 			t.Error("the one-character password does not verify")
 		}
@@ -115,7 +115,7 @@ func TestAdminCommands(t *testing.T) {
 		if r := run(ctx, env, "\n", "user", "reset-password", "--tenant", "alpha", "--email", "admin@alpha.test"); !errors.Is(r.err, app.ErrUsage) {
 			t.Errorf("reset-password to an empty password: err = %v, want ErrUsage", r.err)
 		}
-		user, _ = db.UserByEmail(ctx, alpha.ID, "admin@alpha.test")
+		user, _ = userTables(db).UserByEmail(ctx, alpha.ID, "admin@alpha.test")
 		if ok, _ := h.Verify(ctx, "z", user.PasswordHash); !ok {
 			t.Error("a refused reset changed the password")
 		}
@@ -125,7 +125,7 @@ func TestAdminCommands(t *testing.T) {
 			t.Fatal(r.err)
 		}
 		beta, _ := db.TenantBySlug(ctx, "beta")
-		u, _ := db.UserByEmail(ctx, beta.ID, "admin@beta.test")
+		u, _ := userTables(db).UserByEmail(ctx, beta.ID, "admin@beta.test")
 		if ok, _ := h.Verify(ctx, "from-the-env-3", u.PasswordHash); !ok {
 			t.Error("PLANWERK_PASSWORD not used")
 		}

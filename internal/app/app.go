@@ -274,10 +274,11 @@ func parse(fs *flag.FlagSet, args []string, stdio IO) error {
 	return nil
 }
 
-// newUsers is the users service, which creates tenants with what every
-// new tenant gets. sessions may be nil where only tenants are created.
-func newUsers(db *store.DB, hasher *auth.Hasher, sessions users.Sessions, reg *resource.Registry) *users.Service {
-	return users.New(db, hasher, sessions, holidays.New(db, reg).Ensure)
+// newUsers is the users service on the users' table, which creates
+// tenants with what every new tenant gets. sessions may be nil where only
+// tenants are created.
+func newUsers(db *store.DB, table *users.Tables, hasher *auth.Hasher, sessions users.Sessions, reg *resource.Registry) *users.Service {
+	return users.New(table, hasher, sessions, holidays.New(db, reg).Ensure)
 }
 
 // Service is a running configuration of Planwerk's parts, ready to serve.
@@ -376,8 +377,9 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 	if err != nil {
 		return nil, err
 	}
+	t := newTables(db)
 	svc.Hasher = auth.NewHasherCost(runtime.NumCPU(), o.hashCost)
-	svc.Auth = auth.NewService(db, svc.Hasher, auth.Config{
+	svc.Auth = auth.NewService(t.auth, accounts{t.users}, svc.Hasher, auth.Config{
 		AccessTTL:    cfg.TokenTTL,
 		RefreshTTL:   30 * 24 * time.Hour,
 		CacheTTL:     2 * time.Second,
@@ -388,8 +390,8 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 	}, log)
 	resolver := tenancy.NewResolver(db, cfg.BaseDomain, 10*time.Second)
 	svc.Registry = resource.New()
-	svc.Users = newUsers(db, svc.Hasher, svc.Auth, svc.Registry)
-	d := domains{time: timetrack.New(db, svc.Registry), skills: skills.New(db, svc.Registry), holidays: holidays.New(db, svc.Registry), users: svc.Users}
+	svc.Users = newUsers(db, t.users, svc.Hasher, svc.Auth, svc.Registry)
+	d := domains{time: timetrack.New(db, t.settings, svc.Registry), skills: skills.New(db, svc.Registry), holidays: holidays.New(db, svc.Registry), users: svc.Users}
 	if svc.Records, err = records.New(db, svc.Registry, d.rules()); err != nil {
 		return nil, err
 	}
@@ -405,7 +407,7 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 	svc.Handler = httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20, MaxUploadBytes: cfg.MaxUploadBytes, PublicURL: cfg.PublicURL,
 		BaseDomain: cfg.BaseDomain, RequestTimeout: cfg.RequestTimeout, WriteIdleTimeout: cfg.WriteIdleTimeout,
 		MetricsElsewhere: cfg.MetricsAddr != "", CORSOrigins: cfg.CORSOrigins, TrustedProxies: cfg.TrustedProxies},
-		httpapi.Deps{DB: db, Auth: svc.Auth, Tenants: resolver, Registry: svc.Registry, Records: svc.Records,
+		httpapi.Deps{DB: db, Auth: svc.Auth, Users: t.users, Tenants: resolver, Registry: svc.Registry, Records: svc.Records,
 			Time: d.time, Skills: d.skills, Files: fileSvc, Store: fs, Feed: svc.Feed, Webhooks: svc.Webhooks, Metrics: svc.Metrics, Log: log})
 	for _, g := range append(db.Shares(), svc.Hasher.Share(), svc.Records.Share(), svc.Handler.Share()) {
 		svc.Metrics.Watch(g)

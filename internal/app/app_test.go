@@ -23,7 +23,11 @@ import (
 	"planwerk/internal/auth"
 	"planwerk/internal/store"
 	"planwerk/internal/testenv"
+	"planwerk/internal/users"
 )
+
+// userTables are the users' tables on db.
+func userTables(db *store.DB) *users.Tables { return users.NewTables(db, auth.NewTables(db)) }
 
 type result struct {
 	stdout, stderr string
@@ -63,7 +67,7 @@ func count(t *testing.T, db *store.DB, table string) int {
 	return n
 }
 
-func checkPassword(t *testing.T, u store.User, password string, want bool) {
+func checkPassword(t *testing.T, u users.User, password string, want bool) {
 	t.Helper()
 	ok, err := hasher().Verify(context.Background(), password, u.PasswordHash)
 	if err != nil {
@@ -102,7 +106,7 @@ func TestTenantCreate(t *testing.T) {
 		if !strings.Contains(r.stdout, strconv.FormatInt(tn.ID, 10)) {
 			t.Errorf("summary %q does not carry the tenant id %d", r.stdout, tn.ID)
 		}
-		u, err := db.UserByEmail(ctx, tn.ID, "admin@acme.test")
+		u, err := userTables(db).UserByEmail(ctx, tn.ID, "admin@acme.test")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +130,7 @@ func TestTenantCreate(t *testing.T) {
 		if n := count(t, db, "users"); n != 1 {
 			t.Errorf("after duplicate slug: %d users, want 1", n)
 		}
-		if _, err := db.UserByEmail(ctx, tn.ID, "other@elsewhere.test"); !errors.Is(err, store.ErrNotFound) {
+		if _, err := userTables(db).UserByEmail(ctx, tn.ID, "other@elsewhere.test"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("the rejected admin exists: %v", err)
 		}
 		if again, _ := db.TenantBySlug(ctx, "acme"); again.Name != "Acme Ltd" {
@@ -159,13 +163,13 @@ func TestTenantCreatePasswordSources(t *testing.T) {
 	if _, err := db.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	admin := func(t *testing.T, slug string) store.User {
+	admin := func(t *testing.T, slug string) users.User {
 		t.Helper()
 		tn, err := db.TenantBySlug(ctx, slug)
 		if err != nil {
 			t.Fatal(err)
 		}
-		u, err := db.UserByEmail(ctx, tn.ID, "admin@"+slug+".test")
+		u, err := userTables(db).UserByEmail(ctx, tn.ID, "admin@"+slug+".test")
 		if err != nil {
 			t.Fatal(err)
 		}

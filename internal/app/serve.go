@@ -147,7 +147,7 @@ func purgeExpired(ctx context.Context, db *store.DB, changeRetention time.Durati
 		}
 	}
 	purge("expired tokens", func(ctx context.Context) (int64, error) {
-		return 0, db.PurgeExpiredTokens(ctx, time.Now().Add(-24*time.Hour))
+		return 0, newTables(db).auth.PurgeExpiredTokens(ctx, time.Now().Add(-24*time.Hour))
 	})
 	purge("expired idempotency keys", func(ctx context.Context) (int64, error) {
 		return db.PurgeExpiredIdempotencyKeys(ctx, time.Now())

@@ -42,7 +42,7 @@ func runMigrate(ctx context.Context, args []string, stdio IO) error {
 
 // CreateTenant creates a tenant with its first admin (see
 // users.Service.CreateTenant).
-func CreateTenant(ctx context.Context, svc *Service, spec users.TenantSpec) (store.Tenant, store.User, error) {
+func CreateTenant(ctx context.Context, svc *Service, spec users.TenantSpec) (store.Tenant, users.User, error) {
 	return svc.Users.CreateTenant(ctx, spec)
 }
 
@@ -78,7 +78,7 @@ func runTenantCreate(ctx context.Context, args []string, stdio IO) error {
 	defer db.Close()
 	// Not the whole service: a tenant needs no file store, Redis or
 	// URL-signing secret, so their settings are not this command's.
-	t, u, err := newUsers(db, auth.NewHasher(runtime.NumCPU()), nil, resource.New()).CreateTenant(ctx, spec)
+	t, u, err := newUsers(db, newTables(db).users, auth.NewHasher(runtime.NumCPU()), nil, resource.New()).CreateTenant(ctx, spec)
 	if errors.Is(err, store.ErrConflict) {
 		return fmt.Errorf("tenant %q not created: the slug or the admin e-mail address is already taken: %w", spec.Slug, err)
 	}

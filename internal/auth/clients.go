@@ -42,26 +42,25 @@ var ErrInvalidClient = errors.New("invalid client")
 // ErrInvalidScope: a requested scope the client does not have.
 var ErrInvalidScope = errors.New("invalid scope")
 
-// ClientStore is what API clients need of the database.
+// ClientStore is what API clients need of the database: the tables of
+// API clients and tokens (Tables).
 type ClientStore interface {
 	Tx(ctx context.Context, fn func(q store.Querier) error) error
 	NewID(ctx context.Context, q store.Querier, tenantID int64) (int64, error)
-	UserByID(ctx context.Context, tenantID, id int64) (store.User, error)
-	InsertAPIClient(ctx context.Context, q store.Querier, tenantID int64, c store.APIClient) error
+	InsertAPIClient(ctx context.Context, q store.Querier, tenantID int64, c APIClient) error
 	CountAPIClients(ctx context.Context, q store.Querier, tenantID int64) (int, error)
-	APIClients(ctx context.Context, tenantID int64) ([]store.APIClient, error)
-	APIClientByID(ctx context.Context, tenantID, id int64) (store.APIClient, error)
-	APIClientByClientID(ctx context.Context, tenantID int64, clientID string) (store.APIClient, error)
+	APIClients(ctx context.Context, tenantID int64) ([]APIClient, error)
+	APIClientByID(ctx context.Context, tenantID, id int64) (APIClient, error)
+	APIClientByClientID(ctx context.Context, tenantID int64, clientID string) (APIClient, error)
 	DeleteAPIClient(ctx context.Context, q store.Querier, tenantID, id int64) error
 	LockAPIClient(ctx context.Context, q store.Querier, tenantID, id int64) error
-	LockAdmin(ctx context.Context, q store.Querier, tenantID, userID int64) (bool, error)
 	Lock(ctx context.Context, q store.Querier, tenantID int64, key string) error
-	InsertClientToken(ctx context.Context, q store.Querier, tenantID int64, t store.ClientToken) error
+	InsertClientToken(ctx context.Context, q store.Querier, tenantID int64, t ClientToken) error
 }
 
 // NewClient is a created API client with its secret, which is never shown again.
 type NewClient struct {
-	store.APIClient
+	APIClient
 	Secret string
 }
 
@@ -72,7 +71,7 @@ const clientsLock = "api-clients"
 // CreateClient registers an API client from a request body: name, user
 // and scope. Admins only; the caller is recorded as its creator, and when
 // they stop being an admin or are deleted, the client ends (see
-// store.RevokeClientsCreatedBy).
+// Tables.RevokeClientsCreatedBy).
 func (s *Service) CreateClient(ctx context.Context, caller Principal, input map[string]any) (NewClient, error) {
 	if !caller.IsAdmin {
 		return NewClient{}, errs.Forbid("only admins may manage API clients")
@@ -81,7 +80,7 @@ func (s *Service) CreateClient(ctx context.Context, caller Principal, input map[
 	if len(problems) > 0 {
 		return NewClient{}, errs.Fields(problems...)
 	}
-	if _, err := s.clients.UserByID(ctx, caller.TenantID, c.UserID); errors.Is(err, store.ErrNotFound) {
+	if _, err := s.users.UserByID(ctx, caller.TenantID, c.UserID); errors.Is(err, store.ErrNotFound) {
 		return NewClient{}, errs.Fields(errs.Problem{Field: "user", Message: "must be the id of a user of the tenant"})
 	} else if err != nil {
 		return NewClient{}, fmt.Errorf("create api client: %w", err)
@@ -99,7 +98,7 @@ func (s *Service) CreateClient(ctx context.Context, caller Principal, input map[
 		// token checked up to CacheTTL ago says; their row stays locked,
 		// so that their demotion or deletion waits for this client and
 		// then revokes it.
-		if admin, err := s.clients.LockAdmin(ctx, q, caller.TenantID, caller.UserID); err != nil {
+		if admin, err := s.users.LockAdmin(ctx, q, caller.TenantID, caller.UserID); err != nil {
 			return err
 		} else if !admin {
 			return errs.Forbid("only admins may manage API clients")
@@ -124,8 +123,8 @@ func (s *Service) CreateClient(ctx context.Context, caller Principal, input map[
 }
 
 // parseClient reads an API client's fields and names every invalid one.
-func parseClient(input map[string]any) (store.APIClient, []errs.Problem) {
-	var c store.APIClient
+func parseClient(input map[string]any) (APIClient, []errs.Problem) {
+	var c APIClient
 	var problems []errs.Problem
 	for k := range input {
 		if k != "name" && k != "user" && k != "scope" {
@@ -173,7 +172,7 @@ func normalScope(s string) string {
 }
 
 // Clients lists the tenant's API clients. Admins only.
-func (s *Service) Clients(ctx context.Context, caller Principal) ([]store.APIClient, error) {
+func (s *Service) Clients(ctx context.Context, caller Principal) ([]APIClient, error) {
 	if !caller.IsAdmin {
 		return nil, errs.Forbid("only admins may manage API clients")
 	}
@@ -181,27 +180,27 @@ func (s *Service) Clients(ctx context.Context, caller Principal) ([]store.APICli
 }
 
 // Client returns one API client. Admins only.
-func (s *Service) Client(ctx context.Context, caller Principal, id int64) (store.APIClient, error) {
+func (s *Service) Client(ctx context.Context, caller Principal, id int64) (APIClient, error) {
 	if !caller.IsAdmin {
-		return store.APIClient{}, errs.Forbid("only admins may manage API clients")
+		return APIClient{}, errs.Forbid("only admins may manage API clients")
 	}
 	return s.clients.APIClientByID(ctx, caller.TenantID, id)
 }
 
 // DeleteClient removes an API client and revokes every token it was
 // given; this instance forgets them at once, the others within CacheTTL.
-func (s *Service) DeleteClient(ctx context.Context, caller Principal, id int64) (store.APIClient, error) {
+func (s *Service) DeleteClient(ctx context.Context, caller Principal, id int64) (APIClient, error) {
 	if !caller.IsAdmin {
-		return store.APIClient{}, errs.Forbid("only admins may manage API clients")
+		return APIClient{}, errs.Forbid("only admins may manage API clients")
 	}
 	c, err := s.clients.APIClientByID(ctx, caller.TenantID, id)
 	if err != nil {
-		return store.APIClient{}, err
+		return APIClient{}, err
 	}
 	if err := s.clients.Tx(ctx, func(q store.Querier) error {
 		return s.clients.DeleteAPIClient(ctx, q, caller.TenantID, id)
 	}); err != nil {
-		return store.APIClient{}, err
+		return APIClient{}, err
 	}
 	s.cache.clear()
 	return c, nil
@@ -209,16 +208,16 @@ func (s *Service) DeleteClient(ctx context.Context, caller Principal, id int64) 
 
 // authenticateClient checks an API client's credentials in constant time
 // per secret; an unknown client costs the same comparison.
-func (s *Service) authenticateClient(ctx context.Context, tenantID int64, clientID, secret string) (store.APIClient, error) {
+func (s *Service) authenticateClient(ctx context.Context, tenantID int64, clientID, secret string) (APIClient, error) {
 	c, err := s.clients.APIClientByClientID(ctx, tenantID, clientID)
 	if errors.Is(err, store.ErrNotFound) {
 		c.SecretHash = make([]byte, 32)
 	} else if err != nil {
-		return store.APIClient{}, fmt.Errorf("client credentials: %w", err)
+		return APIClient{}, fmt.Errorf("client credentials: %w", err)
 	}
 	got := hashToken(secret)
 	if subtle.ConstantTimeCompare(got[:], c.SecretHash) != 1 || c.ID == 0 {
-		return store.APIClient{}, ErrInvalidClient
+		return APIClient{}, ErrInvalidClient
 	}
 	return c, nil
 }
@@ -248,7 +247,7 @@ func (s *Service) clientBrake(tenantID int64, clientID, addr string) brakeKeys {
 // API client: it acts as the client's user within the client's scope, or
 // the narrower scope asked for.
 func (s *Service) ClientCredentialsGrant(ctx context.Context, tenantID int64, clientID, secret, scope, addr string) (Grant, error) {
-	var c store.APIClient
+	var c APIClient
 	err := s.braked(ctx, s.clientBrake(tenantID, clientID, addr), func() error {
 		var err error
 		c, err = s.authenticateClient(ctx, tenantID, clientID, secret)
@@ -266,7 +265,7 @@ func (s *Service) ClientCredentialsGrant(ctx context.Context, tenantID int64, cl
 		}
 		c.Scope = want
 	}
-	if _, err := s.clients.UserByID(ctx, tenantID, c.UserID); errors.Is(err, store.ErrNotFound) {
+	if _, err := s.users.UserByID(ctx, tenantID, c.UserID); errors.Is(err, store.ErrNotFound) {
 		s.cfg.Metrics.Grant("client_credentials", "invalid_client")
 		return Grant{}, ErrInvalidClient // its user was deleted
 	} else if err != nil {
@@ -282,7 +281,7 @@ func (s *Service) ClientCredentialsGrant(ctx context.Context, tenantID int64, cl
 		} else if err != nil {
 			return err
 		}
-		return s.clients.InsertClientToken(ctx, q, tenantID, store.ClientToken{Hash: hash, UserID: c.UserID, ClientID: c.ID,
+		return s.clients.InsertClientToken(ctx, q, tenantID, ClientToken{Hash: hash, UserID: c.UserID, ClientID: c.ID,
 			FamilyID: newFamily(), Scope: c.Scope, Expiry: s.now().Add(s.cfg.AccessTTL)})
 	})
 	if errors.Is(err, ErrInvalidClient) {

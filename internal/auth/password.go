@@ -1,5 +1,6 @@
 // Package auth issues and checks credentials: password hashes, OAuth2
-// password and refresh grants, and bearer tokens.
+// password and refresh grants, and bearer tokens; it keeps the tables of
+// tokens and API clients.
 package auth
 
 import (

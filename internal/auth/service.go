@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,23 +61,45 @@ type Config struct {
 	Metrics *metrics.Metrics
 }
 
-// Store is what sign-in needs of the database.
+// Store is what sign-in needs of the database: the tables of tokens and
+// API clients (Tables).
 type Store interface {
 	ClientStore
-	Tx(ctx context.Context, fn func(q store.Querier) error) error
-	UserByEmail(ctx context.Context, tenantID int64, email string) (store.User, error)
-	InsertTokens(ctx context.Context, q store.Querier, tenantID int64, p store.TokenPair) error
-	AccessTokenByHash(ctx context.Context, tenantID int64, hash []byte) (store.AccessToken, error)
-	SpendRefresh(ctx context.Context, q store.Querier, tenantID int64, hash []byte, now time.Time) (store.SpentRefresh, error)
+	InsertTokens(ctx context.Context, q store.Querier, tenantID int64, p TokenPair) error
+	AccessTokenByHash(ctx context.Context, tenantID int64, hash []byte) (AccessToken, error)
+	SpendRefresh(ctx context.Context, q store.Querier, tenantID int64, hash []byte, now time.Time) (SpentRefresh, error)
 	RevokeFamily(ctx context.Context, q store.Querier, tenantID int64, family []byte) error
 	RevokeAccessToken(ctx context.Context, q store.Querier, tenantID int64, hash []byte) (bool, error)
 	RefreshTokenFamily(ctx context.Context, q store.Querier, tenantID int64, hash []byte) ([]byte, error)
+}
+
+// Account is a user as sign-in sees them.
+type Account struct {
+	ID int64
+	// PasswordHash is the user's password hash; "" for a user who cannot
+	// sign in.
+	PasswordHash string
+}
+
+// Users is what sign-in needs of the users, whose table is not sign-in's.
+type Users interface {
+	// UserByEmail finds a user of the tenant by e-mail address, ignoring
+	// case; store.ErrNotFound when there is none.
+	UserByEmail(ctx context.Context, tenantID int64, email string) (Account, error)
+	// UserByID finds a user of the tenant by id; store.ErrNotFound when
+	// there is none.
+	UserByID(ctx context.Context, tenantID, id int64) (Account, error)
+	// LockAdmin locks a user's row until q's transaction ends and reports
+	// whether the user is an admin of the tenant (the tenant's first user
+	// always is); false when there is no such user.
+	LockAdmin(ctx context.Context, q store.Querier, tenantID, userID int64) (bool, error)
 }
 
 // Service runs the OAuth2 grants and checks bearer tokens.
 type Service struct {
 	db      Store
 	clients ClientStore
+	users   Users
 	hasher  *Hasher
 	cfg     Config
 	log     *slog.Logger
@@ -84,9 +107,9 @@ type Service struct {
 	cache   tokenCache
 }
 
-// NewService returns a Service on db.
-func NewService(db Store, hasher *Hasher, cfg Config, log *slog.Logger) *Service {
-	return &Service{db: db, clients: db, hasher: hasher, cfg: cfg, log: log, now: time.Now,
+// NewService returns a Service on db, finding users in users.
+func NewService(db Store, users Users, hasher *Hasher, cfg Config, log *slog.Logger) *Service {
+	return &Service{db: db, clients: db, users: users, hasher: hasher, cfg: cfg, log: log, now: time.Now,
 		cache: tokenCache{entries: make(map[[32]byte]cachedToken)}}
 }
 
@@ -101,8 +124,8 @@ func (s *Service) PasswordGrant(ctx context.Context, tenantID int64, email, pass
 		s.cfg.Metrics.Grant("password", outcome(err))
 		return Grant{}, err
 	}
-	keys := newBrakeKeys(fmt.Sprintf("login:%d:%s", tenantID, brakeDigest(store.EmailKey(email))), addr)
-	var user store.User
+	keys := newBrakeKeys(fmt.Sprintf("login:%d:%s", tenantID, brakeDigest(accountKey(email))), addr)
+	var user Account
 	err = s.braked(ctx, keys, func() error {
 		var err error
 		user, err = s.checkPassword(ctx, tenantID, email, password)
@@ -129,28 +152,32 @@ func (s *Service) PasswordGrant(ctx context.Context, tenantID int64, email, pass
 
 // checkPassword finds the user and checks the password, spending the same
 // time whether the user exists or not.
-func (s *Service) checkPassword(ctx context.Context, tenantID int64, email, password string) (store.User, error) {
-	user, err := s.db.UserByEmail(ctx, tenantID, email)
+func (s *Service) checkPassword(ctx context.Context, tenantID int64, email, password string) (Account, error) {
+	user, err := s.users.UserByEmail(ctx, tenantID, email)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		s.hasher.VerifyDummy(ctx, password)
-		return store.User{}, ErrInvalidGrant
+		return Account{}, ErrInvalidGrant
 	case err != nil:
-		return store.User{}, fmt.Errorf("password grant: %w", err)
+		return Account{}, fmt.Errorf("password grant: %w", err)
 	}
 	if user.PasswordHash == "" { // a user who cannot sign in: no password set
 		s.hasher.VerifyDummy(ctx, password)
-		return store.User{}, ErrInvalidGrant
+		return Account{}, ErrInvalidGrant
 	}
 	ok, err := s.hasher.Verify(ctx, password, user.PasswordHash)
 	if err != nil {
-		return store.User{}, fmt.Errorf("password grant: %w", err)
+		return Account{}, fmt.Errorf("password grant: %w", err)
 	}
 	if !ok {
-		return store.User{}, ErrInvalidGrant
+		return Account{}, ErrInvalidGrant
 	}
 	return user, nil
 }
+
+// accountKey is the form of an e-mail address the login brake counts an
+// account under: the case-insensitive one users are found by.
+func accountKey(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
 
 // outcome labels a refused grant for the metrics.
 func outcome(err error) string {
@@ -199,7 +226,7 @@ func (s *Service) refreshGrant(ctx context.Context, tenantID int64, refreshToken
 		reused = false
 		hash := hashToken(refreshToken)
 		spent, err := s.db.SpendRefresh(ctx, q, tenantID, hash[:], s.now())
-		if errors.Is(err, store.ErrTokenReused) {
+		if errors.Is(err, ErrTokenReused) {
 			reused = true
 			return s.db.RevokeFamily(ctx, q, tenantID, spent.FamilyID)
 		}
@@ -269,7 +296,7 @@ func (s *Service) issue(ctx context.Context, q store.Querier, tenantID, userID i
 	access, accessHash := newToken(accessPrefix)
 	refresh, refreshHash := newToken(refreshPrefix)
 	now := s.now()
-	err := s.db.InsertTokens(ctx, q, tenantID, store.TokenPair{
+	err := s.db.InsertTokens(ctx, q, tenantID, TokenPair{
 		AccessHash: accessHash, RefreshHash: refreshHash, UserID: userID, FamilyID: family,
 		AccessExpiry: now.Add(s.cfg.AccessTTL), RefreshExpiry: now.Add(s.cfg.RefreshTTL),
 		AccessScope: accessScope, RefreshScope: refreshScope,

@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"planwerk/internal/store"
+	"planwerk/internal/auth"
 	"planwerk/internal/testenv"
+	"planwerk/internal/users"
 )
 
 func TestTenantIsolation(t *testing.T) {
@@ -23,7 +24,7 @@ func TestTenantIsolation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := srv.Service.DB.CreateUser(ctx, srv.Service.DB, bt.ID, store.NewUser{Email: a.AdminEmail, PasswordHash: hash}); err != nil {
+		if _, err := users.NewTables(srv.Service.DB, auth.NewTables(srv.Service.DB)).CreateUser(ctx, srv.Service.DB, bt.ID, users.NewUser{Email: a.AdminEmail, PasswordHash: hash}); err != nil {
 			t.Fatal(err)
 		}
 		// alpha's password does not open beta's account of the same e-mail.

@@ -4,9 +4,9 @@ import (
 	"net/http"
 	"strconv"
 
+	"planwerk/internal/auth"
 	"planwerk/internal/errs"
 	"planwerk/internal/etag"
-	"planwerk/internal/store"
 )
 
 // clientRoutes registers the API clients' endpoints (admins only).
@@ -31,7 +31,7 @@ type apiClient struct {
 	CreatedBy *int64 `json:"createdBy"`
 }
 
-func showClient(c store.APIClient) apiClient {
+func showClient(c auth.APIClient) apiClient {
 	out := apiClient{ID: c.ID, ClientID: c.ClientID, Name: c.Name, User: c.UserID, Scope: c.Scope, CreatedAt: c.CreatedAt}
 	if c.CreatedBy != 0 {
 		out.CreatedBy = &c.CreatedBy

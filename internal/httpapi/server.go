@@ -25,6 +25,7 @@ import (
 	"planwerk/internal/store"
 	"planwerk/internal/tenancy"
 	"planwerk/internal/timetrack"
+	"planwerk/internal/users"
 	"planwerk/internal/webhooks"
 )
 
@@ -58,10 +59,16 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 }
 
+// Users finds a user of a tenant (users.Tables).
+type Users interface {
+	UserByID(ctx context.Context, tenantID, id int64) (users.User, error)
+}
+
 // Deps are the parts the HTTP edge talks to.
 type Deps struct {
 	DB       *store.DB
 	Auth     *auth.Service
+	Users    Users
 	Tenants  *tenancy.Resolver
 	Registry *resource.Registry
 	Records  *records.Service
@@ -80,6 +87,7 @@ type Server struct {
 	cfg     Config
 	db      *store.DB
 	auth    *auth.Service
+	users   Users
 	tenants *tenancy.Resolver
 	reg     *resource.Registry
 	records *records.Service
@@ -154,7 +162,7 @@ func New(cfg Config, d Deps) *Server {
 	if cfg.TenantRequests <= 0 {
 		cfg.TenantRequests = 64
 	}
-	s := &Server{cfg: cfg, db: d.DB, auth: d.Auth, tenants: d.Tenants, reg: d.Registry, records: d.Records, skills: d.Skills,
+	s := &Server{cfg: cfg, db: d.DB, auth: d.Auth, users: d.Users, tenants: d.Tenants, reg: d.Registry, records: d.Records, skills: d.Skills,
 		time: d.Time, files: d.Files, fstore: d.Store, feed: d.Feed, hooks: d.Webhooks, metrics: d.Metrics, log: d.Log, mux: http.NewServeMux(),
 		routed: map[string]bool{}, requests: gate.New("requests", gate.Options{PerKey: cfg.TenantRequests, MaxQueue: 4 * cfg.TenantRequests})}
 	for _, r := range s.reg.All() {
@@ -431,7 +439,7 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
 
 func (s *Server) usersMe(w http.ResponseWriter, r *http.Request) error {
 	p := principalOf(r)
-	u, err := s.db.UserByID(r.Context(), p.TenantID, p.UserID)
+	u, err := s.users.UserByID(r.Context(), p.TenantID, p.UserID)
 	if err != nil {
 		return err
 	}

@@ -10,9 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"planwerk/internal/auth"
 	"planwerk/internal/query"
 	"planwerk/internal/store"
 	"planwerk/internal/testenv"
+	"planwerk/internal/users"
 )
 
 // benchDocs is 10 MB of records of about 20 KB each: large enough that
@@ -42,7 +44,7 @@ func benchDB(b *testing.B, engine string) (*store.DB, int64, store.Collection) {
 	b.Helper()
 	ctx := context.Background()
 	db := testenv.OpenDB(b, testenv.Backend{Name: engine})
-	tn, _, err := db.CreateTenant(ctx, "bench", "Bench", store.NewAdmin{Email: "a@example.com", PasswordHash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$a2V5"})
+	tn, _, err := users.NewTables(db, auth.NewTables(db)).CreateTenant(ctx, "bench", "Bench", users.NewAdmin{Email: "a@example.com", PasswordHash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$a2V5"})
 	if err != nil {
 		b.Fatal(err)
 	}

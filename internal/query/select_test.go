@@ -16,9 +16,11 @@ import (
 	"strings"
 	"testing"
 
+	"planwerk/internal/auth"
 	"planwerk/internal/query"
 	"planwerk/internal/store"
 	"planwerk/internal/testenv"
+	"planwerk/internal/users"
 )
 
 // compileSelect writes the list statement of q as the store does, over
@@ -333,7 +335,7 @@ func TestIndexesStillServe(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)
-		tn, _, err := db.CreateTenant(ctx, "idx", "Index", store.NewAdmin{Email: "a@example.com", PasswordHash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$a2V5"})
+		tn, _, err := users.NewTables(db, auth.NewTables(db)).CreateTenant(ctx, "idx", "Index", users.NewAdmin{Email: "a@example.com", PasswordHash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$a2V5"})
 		if err != nil {
 			t.Fatal(err)
 		}

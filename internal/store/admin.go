@@ -58,26 +58,6 @@ func (db *DB) SetTenantStorage(ctx context.Context, slug string, bytes int64) er
 	return nil
 }
 
-// ResetPassword gives a user a new password hash and revokes all the
-// user's tokens, in one transaction.
-func (db *DB) ResetPassword(ctx context.Context, tenantID int64, email, hash string) (User, error) {
-	var u User
-	err := db.Tx(ctx, func(q Querier) error {
-		var err error
-		u, err = db.scanUser(q.QueryRowContext(ctx,
-			`SELECT tenant_id, id, email, password_hash, is_admin, `+db.dialect.storedDoc()+` FROM users WHERE tenant_id = $1 AND email_key = $2`,
-			tenantID, EmailKey(email)))
-		if err != nil {
-			return err
-		}
-		if _, err := q.ExecContext(ctx, `UPDATE users SET password_hash = $1 WHERE tenant_id = $2 AND id = $3`, hash, tenantID, u.ID); err != nil {
-			return fmt.Errorf("reset password: %w", err)
-		}
-		return db.RevokeUserTokens(ctx, q, tenantID, u.ID)
-	})
-	return u, err
-}
-
 // ErrBackupUnsupported: online backups by this command are of a database
 // in a local file (SQLite).
 var ErrBackupUnsupported = errors.New("backup: for PostgreSQL use pg_dump (see README)")

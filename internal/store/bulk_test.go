@@ -9,10 +9,11 @@ import (
 
 	"planwerk/internal/store"
 	"planwerk/internal/testenv"
+	"planwerk/internal/users"
 )
 
 // TestBulkLoad: several tenants created in one transaction, and records
-// inserted in bulk, are what CreateTenant and InsertRecord write: their
+// inserted in bulk, are what users.Tables.CreateTenant and InsertRecord write: their
 // records read back stamped, under consecutive fresh ids, each with its
 // change; and the e-mail check still holds across the batch.
 func TestBulkLoad(t *testing.T) {
@@ -25,7 +26,7 @@ func TestBulkLoad(t *testing.T) {
 		ids := map[int64][]int64{}
 		err := db.Tx(ctx, func(q store.Querier) error {
 			for i := range 3 {
-				tn, _, err := db.AddTenant(ctx, q, fmt.Sprintf("bulk%d", i), "Bulk", store.NewAdmin{Email: fmt.Sprintf("a@bulk%d.test", i), PasswordHash: fakeHash})
+				tn, _, err := tables(db).AddTenant(ctx, q, fmt.Sprintf("bulk%d", i), "Bulk", users.NewAdmin{Email: fmt.Sprintf("a@bulk%d.test", i), PasswordHash: fakeHash})
 				if err != nil {
 					return err
 				}
@@ -85,7 +86,7 @@ func TestBulkLoad(t *testing.T) {
 		}
 		// An admin address of another tenant is refused within a batch too.
 		err = db.Tx(ctx, func(q store.Querier) error {
-			_, _, err := db.AddTenant(ctx, q, "again", "Again", store.NewAdmin{Email: "A@bulk1.test", PasswordHash: fakeHash})
+			_, _, err := tables(db).AddTenant(ctx, q, "again", "Again", users.NewAdmin{Email: "A@bulk1.test", PasswordHash: fakeHash})
 			return err
 		})
 		if !errors.Is(err, store.ErrConflict) {

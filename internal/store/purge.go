@@ -64,23 +64,6 @@ func (db *DB) purgeRows(ctx context.Context, what, del string, args ...any) (int
 	}
 }
 
-// PurgeExpiredTokens deletes the access and refresh tokens of every tenant
-// that expired before cutoff: cross-tenant housekeeping over the tables'
-// expires_at indexes.
-func (db *DB) PurgeExpiredTokens(ctx context.Context, cutoff time.Time) error {
-	for _, table := range []string{"access_tokens", "refresh_tokens"} {
-		// The subquery picks the batch by expiry; the outer statement
-		// deletes it by primary key (row values: both engines have them).
-		if _, err := db.purgeRows(ctx, table,
-			`DELETE FROM `+table+` WHERE (tenant_id, token_hash) IN (
-			   SELECT tenant_id, token_hash FROM `+table+` WHERE expires_at < $1 LIMIT $2)`,
-			cutoff.UnixMilli()); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // PurgeExpiredIdempotencyKeys deletes the keys of every tenant that expired
 // before now and returns how many: cross-tenant housekeeping over the
 // expires_at index.

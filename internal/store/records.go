@@ -18,6 +18,10 @@ type Collection struct {
 	Resource string // the resource name in the records table; a registry constant
 }
 
+// Users is the collection of the users resource: a table of its own,
+// because users also carry sign-in credentials.
+var Users = Collection{Table: "users", Resource: ""}
+
 // scope writes the condition every query on the collection starts with:
 // the tenant first. The resource name comes from the registry, never from
 // a client, so it is written into the statement, where partial indexes can

@@ -26,77 +26,26 @@ type Tenant struct {
 	CreatedAt    string
 }
 
-// NewAdmin describes the first user of a new tenant.
-type NewAdmin struct {
-	Email        string
-	PasswordHash string
-}
-
 // TenantSetup gives a new tenant what the domain gives every tenant, inside
 // the transaction that creates it.
 type TenantSetup = func(ctx context.Context, q Querier, tenantID int64) error
 
-// CreateTenant creates a tenant and its first user, an admin, in one
-// transaction, in which it then runs setup (what the domain gives every
-// new tenant). A slug already taken, or an admin e-mail address that a
-// user of any tenant already has, returns ErrConflict.
-func (db *DB) CreateTenant(ctx context.Context, slug, name string, admin NewAdmin, setup ...TenantSetup) (Tenant, User, error) {
-	var (
-		tenant Tenant
-		user   User
-	)
-	err := db.Tx(ctx, func(q Querier) error {
-		var err error
-		tenant, user, err = db.AddTenant(ctx, q, slug, name, admin, setup...)
-		return err
-	})
-	if err != nil {
-		return Tenant{}, User{}, fmt.Errorf("create tenant: %w", err)
-	}
-	return tenant, user, nil
-}
-
-// AddTenant is CreateTenant in q, a transaction of the caller's, which
-// may create several tenants at once (a bulk load).
-func (db *DB) AddTenant(ctx context.Context, q Querier, slug, name string, admin NewAdmin, setup ...TenantSetup) (Tenant, User, error) {
-	// The one lookup across tenants, over users (email_key): an operator
-	// command, not a request. The lock (of no tenant: 0) keeps two
-	// concurrent creates from both passing the check.
-	if err := db.dialect.lock(ctx, q, 0, "planwerk-admin-email:"+EmailKey(admin.Email)); err != nil {
-		return Tenant{}, User{}, err
-	}
-	if err := db.dialect.crossTenantRead(ctx, q); err != nil {
-		return Tenant{}, User{}, err
-	}
-	var taken int
-	err := q.QueryRowContext(ctx, `SELECT 1 FROM users WHERE email_key = $1 LIMIT 1`, EmailKey(admin.Email)).Scan(&taken)
-	if err == nil {
-		return Tenant{}, User{}, fmt.Errorf("admin e-mail %q: %w", admin.Email, ErrConflict)
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return Tenant{}, User{}, fmt.Errorf("check admin e-mail: %w", err)
-	}
+// InsertTenant adds a tenant in q, a transaction of the caller's that
+// goes on to give it its first user and what every tenant starts with. A
+// slug already taken returns ErrConflict.
+func (db *DB) InsertTenant(ctx context.Context, q Querier, slug, name string) (Tenant, error) {
 	now := Timestamp(time.Now())
 	tenant := Tenant{Slug: slug, Name: name, CreatedAt: now}
-	err = q.QueryRowContext(ctx,
+	err := q.QueryRowContext(ctx,
 		`INSERT INTO tenants (slug, name, created_at, updated_at) VALUES ($1, $2, $3, $3) RETURNING id`,
 		slug, name, now).Scan(&tenant.ID)
 	if db.dialect.uniqueViolation(err) {
-		return Tenant{}, User{}, fmt.Errorf("tenant %q: %w", slug, ErrConflict)
+		return Tenant{}, fmt.Errorf("tenant %q: %w", slug, ErrConflict)
 	}
 	if err != nil {
-		return Tenant{}, User{}, fmt.Errorf("insert tenant: %w", err)
+		return Tenant{}, fmt.Errorf("insert tenant: %w", err)
 	}
-	user, err := db.CreateUser(ctx, q, tenant.ID, NewUser{Email: admin.Email, PasswordHash: admin.PasswordHash, IsAdmin: true, Owner: true})
-	if err != nil {
-		return Tenant{}, User{}, err
-	}
-	for _, fn := range setup {
-		if err := fn(ctx, q, tenant.ID); err != nil {
-			return Tenant{}, User{}, err
-		}
-	}
-	return tenant, user, nil
+	return tenant, nil
 }
 
 // TenantBySlug finds a tenant by its slug.

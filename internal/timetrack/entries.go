@@ -19,7 +19,7 @@ func (s *Service) EntryHooks() records.Hooks {
 // checkEntry applies the field rules of the tenant's current settings and
 // keeps WORK entries off approved days.
 func (s *Service) checkEntry(ctx context.Context, w *records.Write) error {
-	settings, err := s.db.TenantSettings(ctx, w.Tx, w.Caller.TenantID)
+	settings, err := s.settings.TenantSettings(ctx, w.Tx, w.Caller.TenantID)
 	if err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func (s *Service) guardApprovedDays(ctx context.Context, w *records.Write) error
 // fieldRules checks a time entry against the tables of docs/api.md
 // "Time entry fields" for its
 // trackingType and the account's timerMode and useWorktime.
-func fieldRules(doc map[string]any, st store.Settings) []errs.Problem {
+func fieldRules(doc map[string]any, st Settings) []errs.Problem {
 	var problems []errs.Problem
 	has := func(k string) bool { return doc[k] != nil }
 	need := func(k, why string) {

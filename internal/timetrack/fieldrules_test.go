@@ -4,8 +4,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"planwerk/internal/store"
 )
 
 // entryFields are the fields whose presence the TimeEntry tables rule
@@ -48,7 +46,7 @@ var fieldTable = []struct {
 
 // named returns the sorted fields of problems, and fails on a problem
 // without a message.
-func named(t *testing.T, doc map[string]any, st store.Settings) ([]string, map[string]string) {
+func named(t *testing.T, doc map[string]any, st Settings) ([]string, map[string]string) {
 	t.Helper()
 	var fields []string
 	messages := map[string]string{}
@@ -69,7 +67,7 @@ func named(t *testing.T, doc map[string]any, st store.Settings) ([]string, map[s
 func TestFieldRulesTable(t *testing.T) {
 	t.Parallel()
 	for _, row := range fieldTable {
-		st := store.Settings{TimerMode: row.timerMode, UseWorktime: row.useWorktime}
+		st := Settings{TimerMode: row.timerMode, UseWorktime: row.useWorktime}
 		for mask := 0; mask < 1<<len(entryFields); mask++ {
 			doc := map[string]any{"trackingType": row.trackingType, "day": "2026-03-02"}
 			var want []string
@@ -117,9 +115,9 @@ func sent(doc map[string]any) []string {
 func TestFieldRulesValues(t *testing.T) {
 	t.Parallel()
 	const start, end = "2026-03-02T08:00:00.000Z", "2026-03-02T09:00:00.000Z"
-	duration := store.Settings{TimerMode: Duration}
-	startEnd := store.Settings{TimerMode: StartTimeEnd}
-	worktime := store.Settings{TimerMode: Duration, UseWorktime: true}
+	duration := Settings{TimerMode: Duration}
+	startEnd := Settings{TimerMode: StartTimeEnd}
+	worktime := Settings{TimerMode: Duration, UseWorktime: true}
 	entry := func(tt string, kv ...any) map[string]any {
 		doc := map[string]any{"trackingType": tt, "day": "2026-03-02"}
 		if tt == Work {
@@ -133,7 +131,7 @@ func TestFieldRulesValues(t *testing.T) {
 	cases := []struct {
 		name     string
 		doc      map[string]any
-		settings store.Settings
+		settings Settings
 		want     map[string]string // field → a word its message has
 	}{
 		{"zero duration", entry(Work, "duration", int64(0), "sorting", int64(0)), duration, nil},

@@ -41,20 +41,19 @@ type Store interface {
 	ListRecords(ctx context.Context, tenantID int64, c store.Collection, q *query.Query, fn func(doc []byte) error) error
 	Tx(ctx context.Context, fn func(q store.Querier) error) error
 	Lock(ctx context.Context, q store.Querier, tenantID int64, key string) error
-	TenantSettings(ctx context.Context, q store.Querier, tenantID int64) (store.Settings, error)
-	SetTenantSettings(ctx context.Context, q store.Querier, tenantID int64, s store.Settings) error
 }
 
 // Service applies the time tracking rules.
 type Service struct {
-	db Store
+	db       Store
+	settings SettingsStore
 	// The resources the rules read and write.
 	entries, days, projects *resource.Resource
 }
 
-// New returns a Service.
-func New(db Store, reg *resource.Registry) *Service {
-	return &Service{db: db, entries: reg.Must(timeEntries), days: reg.Must(projectDays), projects: reg.Must("projects")}
+// New returns a Service; the tenants' account settings are in settings.
+func New(db Store, settings SettingsStore, reg *resource.Registry) *Service {
+	return &Service{db: db, settings: settings, entries: reg.Must(timeEntries), days: reg.Must(projectDays), projects: reg.Must("projects")}
 }
 
 func field(r *resource.Resource, name string) query.Field {
@@ -62,24 +61,24 @@ func field(r *resource.Resource, name string) query.Field {
 }
 
 // Settings returns the tenant's account settings.
-func (s *Service) Settings(ctx context.Context, tenantID int64) (store.Settings, error) {
-	return s.db.TenantSettings(ctx, nil, tenantID)
+func (s *Service) Settings(ctx context.Context, tenantID int64) (Settings, error) {
+	return s.settings.TenantSettings(ctx, nil, tenantID)
 }
 
 // UpdateSettings changes the account settings the input names. Admins
 // only. ifMatch is the request's If-Match header ("" for none), checked
 // under the settings' lock so that of two writers that read the same
 // version only one wins.
-func (s *Service) UpdateSettings(ctx context.Context, caller auth.Principal, input map[string]any, ifMatch string) (store.Settings, error) {
+func (s *Service) UpdateSettings(ctx context.Context, caller auth.Principal, input map[string]any, ifMatch string) (Settings, error) {
 	if !caller.IsAdmin {
-		return store.Settings{}, errs.Forbid("only admins may change the account settings")
+		return Settings{}, errs.Forbid("only admins may change the account settings")
 	}
-	var out store.Settings
+	var out Settings
 	err := s.db.Tx(ctx, func(tx store.Querier) error {
 		if err := s.db.Lock(ctx, tx, caller.TenantID, "settings"); err != nil {
 			return err
 		}
-		cur, err := s.db.TenantSettings(ctx, tx, caller.TenantID)
+		cur, err := s.settings.TenantSettings(ctx, tx, caller.TenantID)
 		if err != nil {
 			return err
 		}
@@ -117,7 +116,7 @@ func (s *Service) UpdateSettings(ctx context.Context, caller auth.Principal, inp
 			return errs.Fields(problems...)
 		}
 		out = cur
-		return s.db.SetTenantSettings(ctx, tx, caller.TenantID, cur)
+		return s.settings.SetTenantSettings(ctx, tx, caller.TenantID, cur)
 	})
 	return out, err
 }

@@ -35,16 +35,16 @@ func (s TenantSpec) Validate() error {
 // CreateTenant creates a tenant with its first admin, and gives it what
 // every tenant starts with. The admin's e-mail address must not belong to
 // a user of any tenant yet (store.ErrConflict).
-func (s *Service) CreateTenant(ctx context.Context, spec TenantSpec) (store.Tenant, store.User, error) {
+func (s *Service) CreateTenant(ctx context.Context, spec TenantSpec) (store.Tenant, User, error) {
 	if err := spec.Validate(); err != nil {
-		return store.Tenant{}, store.User{}, err
+		return store.Tenant{}, User{}, err
 	}
 	if spec.Name == "" {
 		spec.Name = spec.Slug
 	}
 	hash, err := s.hasher.Hash(ctx, spec.AdminPassword)
 	if err != nil {
-		return store.Tenant{}, store.User{}, err
+		return store.Tenant{}, User{}, err
 	}
-	return s.db.CreateTenant(ctx, spec.Slug, spec.Name, store.NewAdmin{Email: spec.AdminEmail, PasswordHash: hash}, s.setup...)
+	return s.db.CreateTenant(ctx, spec.Slug, spec.Name, NewAdmin{Email: spec.AdminEmail, PasswordHash: hash}, s.setup...)
 }

@@ -14,10 +14,11 @@ import (
 	"planwerk/internal/store"
 )
 
-// Store is what the rules need of the database.
+// Store is what the rules need of the database: the users' table and
+// the credentials a change of a user ends (Tables).
 type Store interface {
-	CreateTenant(ctx context.Context, slug, name string, admin store.NewAdmin, setup ...store.TenantSetup) (store.Tenant, store.User, error)
-	CreateUser(ctx context.Context, q store.Querier, tenantID int64, nu store.NewUser) (store.User, error)
+	CreateTenant(ctx context.Context, slug, name string, admin NewAdmin, setup ...store.TenantSetup) (store.Tenant, User, error)
+	CreateUser(ctx context.Context, q store.Querier, tenantID int64, nu NewUser) (User, error)
 	UpdateUser(ctx context.Context, q store.Querier, tenantID, id int64, createdAt string, doc map[string]any, passwordHash *string) (store.Doc, error)
 	DeleteUser(ctx context.Context, q store.Querier, tenantID, id int64) error
 	RevokeUserTokens(ctx context.Context, q store.Querier, tenantID, userID int64) error
@@ -108,7 +109,7 @@ func (s *Service) insert(ctx context.Context, w *records.Write) (store.Doc, erro
 			attrs[k] = v
 		}
 	}
-	user, err := s.db.CreateUser(ctx, w.Tx, w.Caller.TenantID, store.NewUser{Email: email, PasswordHash: hash, IsAdmin: isAdmin, Attrs: attrs})
+	user, err := s.db.CreateUser(ctx, w.Tx, w.Caller.TenantID, NewUser{Email: email, PasswordHash: hash, IsAdmin: isAdmin, Attrs: attrs})
 	if err != nil {
 		return nil, conflictOnEmail(err)
 	}
@@ -147,7 +148,7 @@ func (s *Service) delete(ctx context.Context, w *records.Write) (store.Doc, erro
 		return nil, errs.Conflicts("you cannot delete your own user")
 	}
 	if err := s.db.DeleteUser(ctx, w.Tx, w.Caller.TenantID, w.ID); err != nil {
-		if errors.Is(err, store.ErrOwner) {
+		if errors.Is(err, ErrOwner) {
 			return nil, errs.Conflicts("the tenant's first user cannot be deleted")
 		}
 		return nil, err

@@ -1,10 +1,12 @@
-package store
+package auth
 
 import (
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"planwerk/internal/store"
 )
 
 // APIClient is a credential for an integration: it acts as its user
@@ -33,7 +35,7 @@ func scanAPIClient(row interface{ Scan(...any) error }) (APIClient, error) {
 }
 
 // InsertAPIClient stores a new client; c.ID comes from NewID.
-func (db *DB) InsertAPIClient(ctx context.Context, q Querier, tenantID int64, c APIClient) error {
+func (t *Tables) InsertAPIClient(ctx context.Context, q store.Querier, tenantID int64, c APIClient) error {
 	_, err := q.ExecContext(ctx,
 		`INSERT INTO api_clients (tenant_id, `+apiClientColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		tenantID, c.ID, c.ClientID, c.SecretHash, c.Name, c.UserID, c.Scope, c.CreatedAt, sql.NullInt64{Int64: c.CreatedBy, Valid: c.CreatedBy != 0})
@@ -44,7 +46,7 @@ func (db *DB) InsertAPIClient(ctx context.Context, q Querier, tenantID int64, c 
 }
 
 // CountAPIClients counts the tenant's clients.
-func (db *DB) CountAPIClients(ctx context.Context, q Querier, tenantID int64) (int, error) {
+func (t *Tables) CountAPIClients(ctx context.Context, q store.Querier, tenantID int64) (int, error) {
 	var n int
 	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM api_clients WHERE tenant_id = $1`, tenantID).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count api clients: %w", err)
@@ -53,8 +55,8 @@ func (db *DB) CountAPIClients(ctx context.Context, q Querier, tenantID int64) (i
 }
 
 // APIClients lists the tenant's clients by id.
-func (db *DB) APIClients(ctx context.Context, tenantID int64) ([]APIClient, error) {
-	rows, err := db.read.QueryContext(ctx,
+func (t *Tables) APIClients(ctx context.Context, tenantID int64) ([]APIClient, error) {
+	rows, err := t.db.Reader().QueryContext(ctx,
 		`SELECT `+apiClientColumns+` FROM api_clients WHERE tenant_id = $1 ORDER BY id`, tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("api clients: %w", err)
@@ -75,20 +77,20 @@ func (db *DB) APIClients(ctx context.Context, tenantID int64) ([]APIClient, erro
 }
 
 // APIClientByID finds a client of the tenant by its record id.
-func (db *DB) APIClientByID(ctx context.Context, tenantID, id int64) (APIClient, error) {
-	return db.apiClient(ctx, `id = $2`, tenantID, id)
+func (t *Tables) APIClientByID(ctx context.Context, tenantID, id int64) (APIClient, error) {
+	return t.apiClient(ctx, `id = $2`, tenantID, id)
 }
 
 // APIClientByClientID finds a client of the tenant by its public client_id.
-func (db *DB) APIClientByClientID(ctx context.Context, tenantID int64, clientID string) (APIClient, error) {
-	return db.apiClient(ctx, `client_id = $2`, tenantID, clientID)
+func (t *Tables) APIClientByClientID(ctx context.Context, tenantID int64, clientID string) (APIClient, error) {
+	return t.apiClient(ctx, `client_id = $2`, tenantID, clientID)
 }
 
-func (db *DB) apiClient(ctx context.Context, cond string, tenantID int64, key any) (APIClient, error) {
-	c, err := scanAPIClient(db.lookup.QueryRowContext(ctx,
+func (t *Tables) apiClient(ctx context.Context, cond string, tenantID int64, key any) (APIClient, error) {
+	c, err := scanAPIClient(t.db.Lookup().QueryRowContext(ctx,
 		`SELECT `+apiClientColumns+` FROM api_clients WHERE tenant_id = $1 AND `+cond, tenantID, key))
 	if errors.Is(err, sql.ErrNoRows) {
-		return APIClient{}, fmt.Errorf("api client: %w", ErrNotFound)
+		return APIClient{}, fmt.Errorf("api client: %w", store.ErrNotFound)
 	}
 	if err != nil {
 		return APIClient{}, fmt.Errorf("api client: %w", err)
@@ -97,7 +99,7 @@ func (db *DB) apiClient(ctx context.Context, cond string, tenantID int64, key an
 }
 
 // DeleteAPIClient removes a client and revokes every token it was given.
-func (db *DB) DeleteAPIClient(ctx context.Context, q Querier, tenantID, id int64) error {
+func (t *Tables) DeleteAPIClient(ctx context.Context, q store.Querier, tenantID, id int64) error {
 	res, err := q.ExecContext(ctx, `DELETE FROM api_clients WHERE tenant_id = $1 AND id = $2`, tenantID, id)
 	if err != nil {
 		return fmt.Errorf("delete api client: %w", err)
@@ -105,7 +107,7 @@ func (db *DB) DeleteAPIClient(ctx context.Context, q Querier, tenantID, id int64
 	if n, err := res.RowsAffected(); err != nil {
 		return fmt.Errorf("delete api client: %w", err)
 	} else if n == 0 {
-		return fmt.Errorf("api client: %w", ErrNotFound)
+		return fmt.Errorf("api client: %w", store.ErrNotFound)
 	}
 	if _, err := q.ExecContext(ctx,
 		`UPDATE access_tokens SET revoked = TRUE WHERE tenant_id = $1 AND client = $2`, tenantID, id); err != nil {
@@ -116,37 +118,18 @@ func (db *DB) DeleteAPIClient(ctx context.Context, q Querier, tenantID, id int64
 
 // LockAPIClient locks a client's row until the transaction ends, so that
 // a token given to the client in it is revoked by a delete that follows:
-// a delete that came first leaves nothing to lock (ErrNotFound).
-func (db *DB) LockAPIClient(ctx context.Context, q Querier, tenantID, id int64) error {
+// a delete that came first leaves nothing to lock (store.ErrNotFound).
+func (t *Tables) LockAPIClient(ctx context.Context, q store.Querier, tenantID, id int64) error {
 	var found int64
 	err := q.QueryRowContext(ctx,
-		`SELECT id FROM api_clients WHERE tenant_id = $1 AND id = $2`+db.dialect.forUpdate(), tenantID, id).Scan(&found)
+		`SELECT id FROM api_clients WHERE tenant_id = $1 AND id = $2`+t.db.ForUpdate(), tenantID, id).Scan(&found)
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("api client: %w", ErrNotFound)
+		return fmt.Errorf("api client: %w", store.ErrNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("lock api client: %w", err)
 	}
 	return nil
-}
-
-// LockAdmin locks a user's row until the transaction ends and reports
-// whether the user is an admin of the tenant (the tenant's first user
-// always is); false when there is no such user. A client created in the
-// transaction is then seen by the change that takes the user's admin
-// away, or made after it and refused.
-func (db *DB) LockAdmin(ctx context.Context, q Querier, tenantID, userID int64) (bool, error) {
-	var admin bool
-	err := q.QueryRowContext(ctx,
-		`SELECT is_admin OR is_owner FROM users WHERE tenant_id = $1 AND id = $2`+db.dialect.forUpdate(),
-		tenantID, userID).Scan(&admin)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("lock admin %d: %w", userID, err)
-	}
-	return admin, nil
 }
 
 // RevokeClientsCreatedBy deletes the API clients the user created, each
@@ -155,7 +138,7 @@ func (db *DB) LockAdmin(ctx context.Context, q Querier, tenantID, userID int64) 
 // deletes the user or takes their admin away, after that change. The
 // tenant's first user is an admin whatever is_admin says, so setting it
 // false revokes nothing. Returns how many clients it deleted.
-func (db *DB) RevokeClientsCreatedBy(ctx context.Context, q Querier, tenantID, userID int64) (int, error) {
+func (t *Tables) RevokeClientsCreatedBy(ctx context.Context, q store.Querier, tenantID, userID int64) (int, error) {
 	rows, err := q.QueryContext(ctx,
 		`SELECT id FROM api_clients WHERE tenant_id = $1 AND created_by = $2
 		    AND NOT EXISTS (SELECT 1 FROM users WHERE tenant_id = $1 AND id = $2 AND (is_admin OR is_owner))
@@ -179,7 +162,7 @@ func (db *DB) RevokeClientsCreatedBy(ctx context.Context, q Querier, tenantID, u
 	n := 0
 	for _, id := range ids {
 		// One deleted meanwhile by another transaction is gone already.
-		if err := db.DeleteAPIClient(ctx, q, tenantID, id); errors.Is(err, ErrNotFound) {
+		if err := t.DeleteAPIClient(ctx, q, tenantID, id); errors.Is(err, store.ErrNotFound) {
 			continue
 		} else if err != nil {
 			return n, err

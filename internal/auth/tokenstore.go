@@ -1,4 +1,4 @@
-package store
+package auth
 
 import (
 	"context"
@@ -6,19 +6,53 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"planwerk/internal/store"
 )
+
+// Engine is what the tables of tokens and API clients are built on: the
+// storage engine (a *store.DB).
+type Engine interface {
+	Tx(ctx context.Context, fn func(q store.Querier) error) error
+	NewID(ctx context.Context, q store.Querier, tenantID int64) (int64, error)
+	Lock(ctx context.Context, q store.Querier, tenantID int64, key string) error
+	Reader() store.Querier
+	Lookup() store.Querier
+	ForUpdate() string
+	PurgeRows(ctx context.Context, what, del string, args ...any) (int64, error)
+}
+
+// Tables are the tables of sign-in: access and refresh tokens and API
+// clients. They implement Store, and Credentials of the users package.
+type Tables struct {
+	db Engine
+}
+
+// NewTables returns the tables on db.
+func NewTables(db Engine) *Tables { return &Tables{db: db} }
+
+// Tx runs fn in a transaction of the engine's.
+func (t *Tables) Tx(ctx context.Context, fn func(q store.Querier) error) error {
+	return t.db.Tx(ctx, fn)
+}
+
+// NewID allocates a record id for the tenant (an API client's).
+func (t *Tables) NewID(ctx context.Context, q store.Querier, tenantID int64) (int64, error) {
+	return t.db.NewID(ctx, q, tenantID)
+}
+
+// Lock takes the tenant's lock named key until q's transaction ends.
+func (t *Tables) Lock(ctx context.Context, q store.Querier, tenantID int64, key string) error {
+	return t.db.Lock(ctx, q, tenantID, key)
+}
 
 // ErrTokenReused means a refresh token that was already spent came back.
 var ErrTokenReused = errors.New("refresh token reused")
 
-// FullScope is the scope of a sign-in that asked for no narrower one,
-// and of every token stored before tokens carried a scope.
-const FullScope = "read write"
-
 // TokenPair is what the service stores for one issued access and refresh
 // token: their hashes, never the tokens, and their scopes ("read" or
-// "read write"; empty: FullScope). The refresh token's is the scope of
-// its login, which a refresh may narrow for the access token only.
+// "read write"; empty: ScopeReadWrite). The refresh token's is the scope
+// of its login, which a refresh may narrow for the access token only.
 type TokenPair struct {
 	AccessHash    []byte
 	RefreshHash   []byte
@@ -38,10 +72,11 @@ type SpentRefresh struct {
 	Scope    string
 }
 
-// orFullScope is scope, or FullScope when it is empty.
+// orFullScope is scope, or ScopeReadWrite (the scope of a sign-in that
+// asked for no narrower one) when it is empty.
 func orFullScope(scope string) string {
 	if scope == "" {
-		return FullScope
+		return ScopeReadWrite
 	}
 	return scope
 }
@@ -68,10 +103,10 @@ type ClientToken struct {
 }
 
 // InsertClientToken stores an access token given to an API client.
-func (db *DB) InsertClientToken(ctx context.Context, q Querier, tenantID int64, t ClientToken) error {
+func (t *Tables) InsertClientToken(ctx context.Context, q store.Querier, tenantID int64, c ClientToken) error {
 	_, err := q.ExecContext(ctx,
 		`INSERT INTO access_tokens (tenant_id, token_hash, user_id, family_id, expires_at, scope, client) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		tenantID, t.Hash, t.UserID, t.FamilyID, t.Expiry.UnixMilli(), t.Scope, t.ClientID)
+		tenantID, c.Hash, c.UserID, c.FamilyID, c.Expiry.UnixMilli(), c.Scope, c.ClientID)
 	if err != nil {
 		return fmt.Errorf("insert access token: %w", err)
 	}
@@ -79,7 +114,7 @@ func (db *DB) InsertClientToken(ctx context.Context, q Querier, tenantID int64, 
 }
 
 // RevokeAccessToken revokes one access token; an unknown one is no error.
-func (db *DB) RevokeAccessToken(ctx context.Context, q Querier, tenantID int64, hash []byte) (bool, error) {
+func (t *Tables) RevokeAccessToken(ctx context.Context, q store.Querier, tenantID int64, hash []byte) (bool, error) {
 	res, err := q.ExecContext(ctx,
 		`UPDATE access_tokens SET revoked = TRUE WHERE tenant_id = $1 AND token_hash = $2`, tenantID, hash)
 	if err != nil {
@@ -93,12 +128,12 @@ func (db *DB) RevokeAccessToken(ctx context.Context, q Querier, tenantID int64, 
 }
 
 // RefreshTokenFamily returns the family of a refresh token, used or not.
-func (db *DB) RefreshTokenFamily(ctx context.Context, q Querier, tenantID int64, hash []byte) ([]byte, error) {
+func (t *Tables) RefreshTokenFamily(ctx context.Context, q store.Querier, tenantID int64, hash []byte) ([]byte, error) {
 	var family []byte
 	err := q.QueryRowContext(ctx,
 		`SELECT family_id FROM refresh_tokens WHERE tenant_id = $1 AND token_hash = $2`, tenantID, hash).Scan(&family)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("refresh token: %w", ErrNotFound)
+		return nil, fmt.Errorf("refresh token: %w", store.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("refresh token: %w", err)
@@ -107,7 +142,7 @@ func (db *DB) RefreshTokenFamily(ctx context.Context, q Querier, tenantID int64,
 }
 
 // InsertTokens stores a new access/refresh pair with their scopes.
-func (db *DB) InsertTokens(ctx context.Context, q Querier, tenantID int64, p TokenPair) error {
+func (t *Tables) InsertTokens(ctx context.Context, q store.Querier, tenantID int64, p TokenPair) error {
 	_, err := q.ExecContext(ctx,
 		`INSERT INTO access_tokens (tenant_id, token_hash, user_id, family_id, expires_at, scope) VALUES ($1, $2, $3, $4, $5, $6)`,
 		tenantID, p.AccessHash, p.UserID, p.FamilyID, p.AccessExpiry.UnixMilli(), orFullScope(p.AccessScope))
@@ -125,38 +160,32 @@ func (db *DB) InsertTokens(ctx context.Context, q Querier, tenantID int64, p Tok
 
 // AccessTokenByHash finds an access token of the tenant whose user still
 // exists. The tenant's first user is always an admin.
-func (db *DB) AccessTokenByHash(ctx context.Context, tenantID int64, hash []byte) (AccessToken, error) {
-	var t AccessToken
+func (t *Tables) AccessTokenByHash(ctx context.Context, tenantID int64, hash []byte) (AccessToken, error) {
+	var a AccessToken
 	var expires int64
-	err := db.lookup.QueryRowContext(ctx,
+	err := t.db.Lookup().QueryRowContext(ctx,
 		`SELECT t.user_id,
 		        u.is_admin OR u.is_owner,
 		        t.expires_at, t.revoked, t.scope, COALESCE(t.client, 0)
 		   FROM access_tokens t JOIN users u ON u.tenant_id = t.tenant_id AND u.id = t.user_id
 		  WHERE t.tenant_id = $1 AND t.token_hash = $2`,
-		tenantID, hash).Scan(&t.UserID, &t.IsAdmin, &expires, &t.Revoked, &t.Scope, &t.ClientID)
+		tenantID, hash).Scan(&a.UserID, &a.IsAdmin, &expires, &a.Revoked, &a.Scope, &a.ClientID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return AccessToken{}, fmt.Errorf("access token: %w", ErrNotFound)
+		return AccessToken{}, fmt.Errorf("access token: %w", store.ErrNotFound)
 	}
 	if err != nil {
 		return AccessToken{}, fmt.Errorf("access token: %w", err)
 	}
-	t.ExpiresAt = time.UnixMilli(expires)
-	return t, nil
-}
-
-// SpendRefreshToken is SpendRefresh without the scope.
-func (db *DB) SpendRefreshToken(ctx context.Context, q Querier, tenantID int64, hash []byte, now time.Time) (userID int64, family []byte, err error) {
-	r, err := db.SpendRefresh(ctx, q, tenantID, hash, now)
-	return r.UserID, r.FamilyID, err
+	a.ExpiresAt = time.UnixMilli(expires)
+	return a, nil
 }
 
 // SpendRefresh marks a live refresh token used and returns its user,
 // family and scope. A token that was spent before returns ErrTokenReused
 // with its family id, so the caller can revoke the family; anything else
-// unusable returns ErrNotFound. Exactly one of several concurrent callers
-// succeeds.
-func (db *DB) SpendRefresh(ctx context.Context, q Querier, tenantID int64, hash []byte, now time.Time) (SpentRefresh, error) {
+// unusable returns store.ErrNotFound. Exactly one of several concurrent
+// callers succeeds.
+func (t *Tables) SpendRefresh(ctx context.Context, q store.Querier, tenantID int64, hash []byte, now time.Time) (SpentRefresh, error) {
 	var r SpentRefresh
 	err := q.QueryRowContext(ctx,
 		`UPDATE refresh_tokens SET used = TRUE
@@ -178,18 +207,18 @@ func (db *DB) SpendRefresh(ctx context.Context, q Querier, tenantID int64, hash 
 		tenantID, hash).Scan(&used, &family)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return SpentRefresh{}, fmt.Errorf("refresh token: %w", ErrNotFound)
+		return SpentRefresh{}, fmt.Errorf("refresh token: %w", store.ErrNotFound)
 	case err != nil:
 		return SpentRefresh{}, fmt.Errorf("refresh token: %w", err)
 	case used:
 		return SpentRefresh{FamilyID: family}, ErrTokenReused
 	default: // expired or revoked
-		return SpentRefresh{}, fmt.Errorf("refresh token: %w", ErrNotFound)
+		return SpentRefresh{}, fmt.Errorf("refresh token: %w", store.ErrNotFound)
 	}
 }
 
 // RevokeFamily revokes every access and refresh token descended from one login.
-func (db *DB) RevokeFamily(ctx context.Context, q Querier, tenantID int64, family []byte) error {
+func (t *Tables) RevokeFamily(ctx context.Context, q store.Querier, tenantID int64, family []byte) error {
 	if _, err := q.ExecContext(ctx,
 		`UPDATE access_tokens SET revoked = TRUE WHERE tenant_id = $1 AND family_id = $2`, tenantID, family); err != nil {
 		return fmt.Errorf("revoke access tokens: %w", err)
@@ -202,7 +231,7 @@ func (db *DB) RevokeFamily(ctx context.Context, q Querier, tenantID int64, famil
 }
 
 // RevokeUserTokens revokes every token of one user.
-func (db *DB) RevokeUserTokens(ctx context.Context, q Querier, tenantID, userID int64) error {
+func (t *Tables) RevokeUserTokens(ctx context.Context, q store.Querier, tenantID, userID int64) error {
 	if _, err := q.ExecContext(ctx,
 		`UPDATE access_tokens SET revoked = TRUE WHERE tenant_id = $1 AND user_id = $2`, tenantID, userID); err != nil {
 		return fmt.Errorf("revoke access tokens: %w", err)
@@ -210,6 +239,34 @@ func (db *DB) RevokeUserTokens(ctx context.Context, q Querier, tenantID, userID 
 	if _, err := q.ExecContext(ctx,
 		`UPDATE refresh_tokens SET revoked = TRUE WHERE tenant_id = $1 AND user_id = $2`, tenantID, userID); err != nil {
 		return fmt.Errorf("revoke refresh tokens: %w", err)
+	}
+	return nil
+}
+
+// DeleteUserTokens deletes every token issued to one user: it belongs in
+// the transaction that deletes the user.
+func (t *Tables) DeleteUserTokens(ctx context.Context, q store.Querier, tenantID, userID int64) error {
+	for _, table := range []string{"access_tokens", "refresh_tokens"} {
+		if _, err := q.ExecContext(ctx, `DELETE FROM `+table+` WHERE tenant_id = $1 AND user_id = $2`, tenantID, userID); err != nil {
+			return fmt.Errorf("delete %s: %w", table, err)
+		}
+	}
+	return nil
+}
+
+// PurgeExpiredTokens deletes the access and refresh tokens of every tenant
+// that expired before cutoff: cross-tenant housekeeping over the tables'
+// expires_at indexes, in the engine's batches (see store.DB.PurgeRows).
+func (t *Tables) PurgeExpiredTokens(ctx context.Context, cutoff time.Time) error {
+	for _, table := range []string{"access_tokens", "refresh_tokens"} {
+		// The subquery picks the batch by expiry; the outer statement
+		// deletes it by primary key (row values: both engines have them).
+		if _, err := t.db.PurgeRows(ctx, table,
+			`DELETE FROM `+table+` WHERE (tenant_id, token_hash) IN (
+			   SELECT tenant_id, token_hash FROM `+table+` WHERE expires_at < $1 LIMIT $2)`,
+			cutoff.UnixMilli()); err != nil {
+			return err
+		}
 	}
 	return nil
 }
