@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"planwerk/internal/records"
 	"planwerk/internal/store"
 )
 
@@ -50,7 +51,7 @@ func named(t *testing.T, doc map[string]any, st store.Settings) ([]string, map[s
 	t.Helper()
 	var fields []string
 	messages := map[string]string{}
-	for _, p := range fieldRules(doc, st) {
+	for _, p := range fieldRules(records.Doc(doc).View(), st) {
 		if p.Message == "" {
 			t.Errorf("%v: problem of %s without a message", doc, p.Field)
 		}
