@@ -21,36 +21,31 @@ var Categories = map[int64]string{
 	11: "client", 12: "client", 13: "client", 14: "client",
 }
 
-// Hooks are the rules of the documents resource.
-func Hooks() records.Hooks {
-	return records.Hooks{Check: check, Visible: visible, ReadFilter: filter}
-}
-
-// check: a Document's category must belong to its model.
-func check(_ context.Context, w *records.Write) error {
-	cat, ok := records.AsID(w.New["category"])
+// CheckDocument (Check): a Document's category must belong to its model.
+func CheckDocument(_ context.Context, c records.Change) error {
+	cat, ok := c.New.Ref("category")
 	if !ok {
 		return nil
 	}
-	model, _ := w.New["model"].(string)
+	model, _ := c.New.String("model")
 	if want := Categories[cat]; want != model {
 		return errs.Field("category", fmt.Sprintf("%d is for %s documents, not %s documents", cat, want, model))
 	}
 	return nil
 }
 
-// visible: members see a user-model Document only when it is about
-// themselves and visibleToUser is true.
-func visible(_ context.Context, caller auth.Principal, doc map[string]any) (bool, error) {
-	if caller.IsAdmin || doc["model"] != "user" {
+// VisibleDocument (Visible): members see a user-model Document only when
+// it is about themselves and visibleToUser is true.
+func VisibleDocument(_ context.Context, caller auth.Principal, doc records.DocView) (bool, error) {
+	if model, _ := doc.String("model"); caller.IsAdmin || model != "user" {
 		return true, nil
 	}
-	record, _ := records.AsID(doc["record"])
-	return record == caller.UserID && doc["visibleToUser"] == true, nil
+	record, _ := doc.Ref("record")
+	return record == caller.UserID && doc.Bool("visibleToUser"), nil
 }
 
-// filter is visible as list criteria.
-func filter(_ context.Context, caller auth.Principal, r *resource.Resource, _ *query.Query) (query.Node, error) {
+// FilterDocuments (ReadFilter) is VisibleDocument as list criteria.
+func FilterDocuments(_ context.Context, caller auth.Principal, r *resource.Resource, _ *query.Query) (query.Node, error) {
 	if caller.IsAdmin {
 		return nil, nil
 	}

@@ -35,16 +35,6 @@ func New(db Store, reg *resource.Registry) *Service {
 	return &Service{db: db, types: reg.Must("absence-types")}
 }
 
-// TypeHooks are the rules of the absence-types resource.
-func (s *Service) TypeHooks() records.Hooks {
-	return records.Hooks{Check: s.checkType, CheckDelete: checkTypeDelete}
-}
-
-// HolidayHooks are the rules of the holidays resource.
-func (s *Service) HolidayHooks() records.Hooks {
-	return records.Hooks{ReadFilter: s.filter, Visible: s.visible}
-}
-
 // Ensure gives a new tenant its PublicHoliday absence type, inside the
 // transaction that creates the tenant. (Tenants older than the type got
 // theirs from the migration 00008_public_holiday.)
@@ -67,8 +57,9 @@ func (s *Service) typeID(ctx context.Context, tx store.Querier, tenantID int64) 
 	return recs[0].ID, true, nil
 }
 
-// filter: holidays are the absences of the PublicHoliday type.
-func (s *Service) filter(ctx context.Context, caller auth.Principal, r *resource.Resource, _ *query.Query) (query.Node, error) {
+// FilterHolidays (ReadFilter): holidays are the absences of the
+// PublicHoliday type.
+func (s *Service) FilterHolidays(ctx context.Context, caller auth.Principal, r *resource.Resource, _ *query.Query) (query.Node, error) {
 	id, ok, err := s.typeID(ctx, nil, caller.TenantID)
 	if err != nil {
 		return nil, err
@@ -79,19 +70,20 @@ func (s *Service) filter(ctx context.Context, caller auth.Principal, r *resource
 	return query.Equal(r.Schema().Fields["absenceType"], query.Int(id)), nil
 }
 
-func (s *Service) visible(ctx context.Context, caller auth.Principal, doc map[string]any) (bool, error) {
+// VisibleHoliday (Visible) is FilterHolidays for one record.
+func (s *Service) VisibleHoliday(ctx context.Context, caller auth.Principal, doc records.DocView) (bool, error) {
 	id, ok, err := s.typeID(ctx, nil, caller.TenantID)
 	if err != nil || !ok {
 		return false, err
 	}
-	t, _ := records.AsID(doc["absenceType"])
+	t, _ := doc.Ref("absenceType")
 	return t == id, nil
 }
 
-// checkType keeps the PublicHoliday type unique and named.
-func (s *Service) checkType(ctx context.Context, w *records.Write) error {
-	name, _ := w.New["name"].(string)
-	if w.Old != nil && w.Old["name"] == PublicHoliday {
+// CheckAbsenceType (Check) keeps the PublicHoliday type unique and named.
+func (s *Service) CheckAbsenceType(ctx context.Context, c records.Change) error {
+	name, _ := c.New.String("name")
+	if was, _ := c.Old.String("name"); was == PublicHoliday {
 		if name != PublicHoliday {
 			return errs.Field("name", "the PublicHoliday absence type keeps its name")
 		}
@@ -100,7 +92,7 @@ func (s *Service) checkType(ctx context.Context, w *records.Write) error {
 	if name != PublicHoliday {
 		return nil
 	}
-	_, exists, err := s.typeID(ctx, w.Tx, w.Caller.TenantID)
+	_, exists, err := s.typeID(ctx, c.Tx, c.Caller.TenantID)
 	if err != nil {
 		return err
 	}
@@ -110,8 +102,9 @@ func (s *Service) checkType(ctx context.Context, w *records.Write) error {
 	return nil
 }
 
-func checkTypeDelete(_ context.Context, w *records.Write) error {
-	if w.Old["name"] == PublicHoliday {
+// CheckAbsenceTypeDelete (CheckDelete) keeps the PublicHoliday type.
+func CheckAbsenceTypeDelete(_ context.Context, c records.Change) error {
+	if name, _ := c.Old.String("name"); name == PublicHoliday {
 		return errs.Conflicts("the PublicHoliday absence type cannot be deleted")
 	}
 	return nil

@@ -326,7 +326,7 @@ func (p *populator) fetch(ctx context.Context, need map[ref]bool, budget bool) (
 				if err != nil {
 					return err
 				}
-				if ok, err := visible(ctx, p.caller, m); err != nil {
+				if ok, err := visible(ctx, p.caller, m.View()); err != nil {
 					return err
 				} else if !ok {
 					keep = nil

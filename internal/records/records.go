@@ -78,7 +78,7 @@ func (s *Service) Get(ctx context.Context, caller auth.Principal, r *resource.Re
 		if err != nil {
 			return nil, err
 		}
-		visible, err := h.Visible(ctx, caller, doc)
+		visible, err := h.Visible(ctx, caller, doc.View())
 		if err != nil {
 			return nil, err
 		}
@@ -139,17 +139,15 @@ func (s *Service) Create(ctx context.Context, caller auth.Principal, r *resource
 		if err := s.checkRefs(ctx, w, nil); err != nil {
 			return err
 		}
-		if h.Check != nil {
-			if err := h.Check(ctx, w); err != nil {
-				return err
-			}
+		if err := normalizeAndCheck(ctx, h, w); err != nil {
+			return err
 		}
 		var err error
 		if h.Insert != nil {
 			out, err = h.Insert(ctx, w)
 			return err
 		}
-		out, err = s.in(tx, caller, r).Insert(ctx, doc)
+		out, err = s.in(tx, caller, r).Insert(ctx, w.New)
 		return err
 	})
 	if err != nil {
@@ -187,20 +185,18 @@ func (s *Service) Update(ctx context.Context, caller auth.Principal, r *resource
 			return err
 		}
 		w.Old, w.New = old, doc
-		w.CreatedAt, _ = old["createdAt"].(string)
+		w.CreatedAt, _ = old.String("createdAt")
 		if err := s.checkRefs(ctx, w, old); err != nil {
 			return err
 		}
-		if h.Check != nil {
-			if err := h.Check(ctx, w); err != nil {
-				return err
-			}
+		if err := normalizeAndCheck(ctx, h, w); err != nil {
+			return err
 		}
 		if h.Update != nil {
 			out, err = h.Update(ctx, w)
 			return err
 		}
-		out, err = s.in(tx, caller, r).Update(ctx, id, w.CreatedAt, doc)
+		out, err = s.in(tx, caller, r).Update(ctx, id, w.CreatedAt, w.New)
 		return err
 	})
 	if err != nil {
@@ -208,6 +204,20 @@ func (s *Service) Update(ctx context.Context, caller auth.Principal, r *resource
 	}
 	w.committed()
 	return out, nil
+}
+
+// normalizeAndCheck runs a create's or update's Normalize, then its Check
+// on the normalized write.
+func normalizeAndCheck(ctx context.Context, h Hooks, w *Write) error {
+	if h.Normalize != nil {
+		if err := h.Normalize(ctx, w); err != nil {
+			return err
+		}
+	}
+	if h.Check != nil {
+		return h.Check(ctx, w.change())
+	}
+	return nil
 }
 
 // prepareUpdate validates an update against the current record, then
@@ -239,7 +249,7 @@ func (s *Service) prepareUpdate(ctx context.Context, w *Write, input map[string]
 // lockForWrite reads and locks the record a write changes: 404 when the
 // caller cannot see it, 403 when the caller may not change it, 412 when
 // it no longer matches ifMatch.
-func (s *Service) lockForWrite(ctx context.Context, tx store.Querier, caller auth.Principal, r *resource.Resource, id int64, ifMatch string) (store.Record, map[string]any, error) {
+func (s *Service) lockForWrite(ctx context.Context, tx store.Querier, caller auth.Principal, r *resource.Resource, id int64, ifMatch string) (store.Record, Doc, error) {
 	cur, err := s.in(tx, caller, r).Lock(ctx, id)
 	if err != nil {
 		return store.Record{}, nil, err
@@ -249,7 +259,7 @@ func (s *Service) lockForWrite(ctx context.Context, tx store.Querier, caller aut
 		return store.Record{}, nil, err
 	}
 	if h := s.hooks[r.Name]; h.Visible != nil {
-		if visible, err := h.Visible(ctx, caller, old); err != nil || !visible {
+		if visible, err := h.Visible(ctx, caller, old.View()); err != nil || !visible {
 			return store.Record{}, nil, errors.Join(err, fmt.Errorf("%s %d: %w", r.Name, id, store.ErrNotFound))
 		}
 	}
@@ -285,7 +295,7 @@ func (s *Service) Delete(ctx context.Context, caller auth.Principal, r *resource
 		out = cur.Doc
 		w = &Write{Tx: tx, Caller: caller, Res: r, ID: id, Old: old}
 		if h.CheckDelete != nil {
-			if err := h.CheckDelete(ctx, w); err != nil {
+			if err := h.CheckDelete(ctx, w.change()); err != nil {
 				return err
 			}
 		}
@@ -359,5 +369,5 @@ func (s *Service) Visible(ctx context.Context, caller auth.Principal, name strin
 	if err != nil {
 		return false, err
 	}
-	return h.Visible(ctx, caller, m)
+	return h.Visible(ctx, caller, m.View())
 }

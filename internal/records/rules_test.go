@@ -15,7 +15,8 @@ import (
 func TestRulesCheckedAtStart(t *testing.T) {
 	t.Parallel()
 	reg := resource.New()
-	check := func(context.Context, *Write) error { return nil }
+	check := func(context.Context, Change) error { return nil }
+	normalize := func(context.Context, *Write) error { return nil }
 	tests := []struct {
 		name  string
 		rules Rules
@@ -25,7 +26,8 @@ func TestRulesCheckedAtStart(t *testing.T) {
 		{"a typo", Rules{"time-entry": {Check: check}}, `"time-entry" is no resource of the registry`},
 		{"a model name instead of a path name", Rules{"TimeEntry": {Check: check}}, `"TimeEntry" is no resource`},
 		{"write rules on a read-only resource", Rules{"holidays": {Check: check}}, `"holidays" is read-only`},
-		{"Visible without its list filter", Rules{"documents": {Visible: func(context.Context, auth.Principal, map[string]any) (bool, error) { return true, nil }}}, "needs its ReadFilter"},
+		{"a Normalize on a read-only resource", Rules{"holidays": {Normalize: normalize}}, `"holidays" is read-only`},
+		{"Visible without its list filter", Rules{"documents": {Visible: func(context.Context, auth.Principal, DocView) (bool, error) { return true, nil }}}, "needs its ReadFilter"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

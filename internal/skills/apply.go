@@ -106,12 +106,11 @@ func (s *Service) give(ctx context.Context, tx store.Querier, caller auth.Princi
 		return nil, err
 	}
 	if rec != nil {
-		if status, _ := records.AsID(old["status"]); status != 0 {
+		if status, _ := old.Int("status"); status != 0 {
 			return rec.Doc, nil
 		}
 	}
-	return s.insertAssignment(ctx, &records.Write{Tx: tx, Caller: caller, Res: s.assignments,
-		New: map[string]any{"user": user, "tag": tag, "status": int64(1)}})
+	return s.insertAssignment(ctx, tx, caller.TenantID, records.Doc{"user": user, "tag": tag, "status": int64(1)})
 }
 
 // setSkills returns the skills (tags with a type) attached to a skill set.
@@ -128,7 +127,7 @@ func (s *Service) setSkills(ctx context.Context, tx store.Querier, tenantID int6
 		if err != nil {
 			return nil, err
 		}
-		tag, ok := records.AsID(doc["tag"])
+		tag, ok := doc.Ref("tag")
 		if !ok || slices.Contains(tags, tag) {
 			continue
 		}

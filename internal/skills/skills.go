@@ -38,28 +38,14 @@ func New(db Store, reg *resource.Registry) *Service {
 		tagAssignments: reg.Must("tag-assignments"), sets: reg.Must("skill-sets")}
 }
 
-// TagHooks are the rules of the tags resource.
-func (s *Service) TagHooks() records.Hooks {
-	return records.Hooks{Check: checkTag, ReadFilter: tagsFilter}
-}
-
-// TagAssignmentHooks are the rules of the tag-assignments resource.
-func (s *Service) TagAssignmentHooks() records.Hooks {
-	return records.Hooks{Check: s.checkTagAssignment}
-}
-
-// AssignmentHooks are the rules of the skill-assignments resource.
-func (s *Service) AssignmentHooks() records.Hooks {
-	return records.Hooks{Check: s.checkAssignment, Insert: s.insertAssignment, Delete: s.archiveAssignment}
-}
-
 // plainTagModels are the records plain tags attach to.
 var plainTagModels = []string{"client", "project", "task", "user", "expenseCategory"}
 
-// checkTag: a skill (type set) needs a TagCategory; a plain tag has none.
-func checkTag(_ context.Context, w *records.Write) error {
-	_, isSkill := records.AsID(w.New["type"])
-	hasCategory := w.New["category"] != nil
+// CheckTag (Check): a skill (type set) needs a TagCategory; a plain tag
+// has none.
+func CheckTag(_ context.Context, c records.Change) error {
+	_, isSkill := c.New.Int("type")
+	hasCategory := c.New.Has("category")
 	switch {
 	case isSkill && !hasCategory:
 		return errs.Field("category", "is required for skills (type 1, 2 or 3)")
@@ -69,9 +55,9 @@ func checkTag(_ context.Context, w *records.Write) error {
 	return nil
 }
 
-// tagsFilter: GET /v1/tags lists plain tags only, unless includeSkills=true
-// or the criteria name the type attribute.
-func tagsFilter(_ context.Context, _ auth.Principal, r *resource.Resource, q *query.Query) (query.Node, error) {
+// FilterTags (ReadFilter): GET /v1/tags lists plain tags only, unless
+// includeSkills=true or the criteria name the type attribute.
+func FilterTags(_ context.Context, _ auth.Principal, r *resource.Resource, q *query.Query) (query.Node, error) {
 	if q.Params.Get("includeSkills") == "true" || mentions(q.Where, "type") {
 		return nil, nil
 	}
@@ -101,19 +87,19 @@ func (s *Service) tagType(ctx context.Context, tx store.Querier, tenantID, tagID
 	if err != nil {
 		return 0, false, err
 	}
-	t, ok := records.AsID(doc["type"])
+	t, ok := doc.Int("type")
 	return t, ok, nil
 }
 
-// checkTagAssignment: skills join skill sets only (a user gets a skill
-// through SkillAssignment); plain tags attach to clients, projects, tasks,
-// users and expense categories.
-func (s *Service) checkTagAssignment(ctx context.Context, w *records.Write) error {
-	isSkill, known, err := s.writesSkill(ctx, w)
+// CheckTagAssignment (Check): skills join skill sets only (a user gets a
+// skill through SkillAssignment); plain tags attach to clients, projects,
+// tasks, users and expense categories.
+func (s *Service) CheckTagAssignment(ctx context.Context, c records.Change) error {
+	isSkill, known, err := s.writesSkill(ctx, c)
 	if err != nil || !known {
 		return err
 	}
-	model, _ := w.New["model"].(string)
+	model, _ := c.New.String("model")
 	switch {
 	case isSkill && model == "user":
 		return errs.Field("tag", "a skill is given to a user with a SkillAssignment, not a TagAssignment")
@@ -125,12 +111,17 @@ func (s *Service) checkTagAssignment(ctx context.Context, w *records.Write) erro
 	return nil
 }
 
-// checkAssignment: the tag must be a skill; status defaults to active.
-func (s *Service) checkAssignment(ctx context.Context, w *records.Write) error {
-	if w.New["status"] == nil {
+// NormalizeSkillAssignment (Normalize): status defaults to active.
+func NormalizeSkillAssignment(_ context.Context, w *records.Write) error {
+	if !w.New.Has("status") {
 		w.New["status"] = int64(1)
 	}
-	isSkill, known, err := s.writesSkill(ctx, w)
+	return nil
+}
+
+// CheckSkillAssignment (Check): the tag must be a skill.
+func (s *Service) CheckSkillAssignment(ctx context.Context, c records.Change) error {
+	isSkill, known, err := s.writesSkill(ctx, c)
 	if err != nil || !known {
 		return err
 	}
@@ -146,9 +137,9 @@ func (s *Service) checkAssignment(ctx context.Context, w *records.Write) error {
 // tag is one the record kept after the tag was deleted: references do not
 // cascade, and such a record stays editable (without this, changing any
 // attribute of it answered 404 for a record that exists).
-func (s *Service) writesSkill(ctx context.Context, w *records.Write) (isSkill, known bool, err error) {
-	tagID, _ := records.AsID(w.New["tag"])
-	_, isSkill, err = s.tagType(ctx, w.Tx, w.Caller.TenantID, tagID)
+func (s *Service) writesSkill(ctx context.Context, c records.Change) (isSkill, known bool, err error) {
+	tagID, _ := c.New.Ref("tag")
+	_, isSkill, err = s.tagType(ctx, c.Tx, c.Caller.TenantID, tagID)
 	if errors.Is(err, store.ErrNotFound) {
 		return false, false, nil
 	}
@@ -156,7 +147,7 @@ func (s *Service) writesSkill(ctx context.Context, w *records.Write) (isSkill, k
 }
 
 // findAssignment returns a user's assignment of a skill, if any.
-func (s *Service) findAssignment(ctx context.Context, tx store.Querier, tenantID, user, tag int64) (*store.Record, map[string]any, error) {
+func (s *Service) findAssignment(ctx context.Context, tx store.Querier, tenantID, user, tag int64) (*store.Record, records.Doc, error) {
 	f := s.assignments.Schema().Fields
 	recs, err := s.db.Records(tx, tenantID, records.Collection(s.assignments)).Find(ctx,
 		query.All(query.Equal(f["user"], query.Int(user)), query.Equal(f["tag"], query.Int(tag))), 1)
@@ -167,40 +158,46 @@ func (s *Service) findAssignment(ctx context.Context, tx store.Querier, tenantID
 	return &recs[0], doc, err
 }
 
-// insertAssignment: a user holds each skill once. An active one → 409; an
-// archived one is re-activated with the values sent.
-func (s *Service) insertAssignment(ctx context.Context, w *records.Write) (store.Doc, error) {
-	user, _ := records.AsID(w.New["user"])
-	tag, _ := records.AsID(w.New["tag"])
-	rec, old, err := s.findAssignment(ctx, w.Tx, w.Caller.TenantID, user, tag)
+// InsertSkillAssignment (Insert): a user holds each skill once. An active
+// one → 409; an archived one is re-activated with the values sent.
+func (s *Service) InsertSkillAssignment(ctx context.Context, w *records.Write) (store.Doc, error) {
+	return s.insertAssignment(ctx, w.Tx, w.Caller.TenantID, w.New)
+}
+
+// insertAssignment stores a new assignment, or re-activates an archived
+// one of the same user and skill with the values of doc.
+func (s *Service) insertAssignment(ctx context.Context, tx store.Querier, tenantID int64, doc records.Doc) (store.Doc, error) {
+	user, _ := doc.Ref("user")
+	tag, _ := doc.Ref("tag")
+	rec, old, err := s.findAssignment(ctx, tx, tenantID, user, tag)
 	if err != nil {
 		return nil, err
 	}
-	coll := s.db.Records(w.Tx, w.Caller.TenantID, records.Collection(s.assignments))
+	coll := s.db.Records(tx, tenantID, records.Collection(s.assignments))
 	if rec == nil {
-		doc, err := coll.Insert(ctx, w.New)
+		out, err := coll.Insert(ctx, doc)
 		if errors.Is(err, store.ErrConflict) {
 			return nil, errs.Conflicts("the user already holds this skill")
 		}
-		return doc, err
+		return out, err
 	}
-	if status, _ := records.AsID(old["status"]); status != 0 {
+	if status, _ := old.Int("status"); status != 0 {
 		return nil, errs.Conflicts(fmt.Sprintf("the user already holds this skill (skill assignment %d)", rec.ID))
 	}
 	merged := old
-	for k, v := range w.New {
+	for k, v := range doc {
 		merged[k] = v
 	}
 	merged["status"] = int64(1)
-	createdAt, _ := old["createdAt"].(string)
+	createdAt, _ := old.String("createdAt")
 	return coll.Update(ctx, rec.ID, createdAt, merged)
 }
 
-// archiveAssignment: removing a skill from a user sets status 0 and keeps
-// the record.
-func (s *Service) archiveAssignment(ctx context.Context, w *records.Write) (store.Doc, error) {
+// ArchiveSkillAssignment (Delete): removing a skill from a user sets
+// status 0 and keeps the record.
+func (s *Service) ArchiveSkillAssignment(ctx context.Context, w *records.Write) (store.Doc, error) {
 	doc := w.Old
 	doc["status"] = int64(0)
-	createdAt, _ := doc["createdAt"].(string)
+	createdAt, _ := doc.String("createdAt")
 	return s.db.Records(w.Tx, w.Caller.TenantID, records.Collection(w.Res)).Update(ctx, w.ID, createdAt, doc)
 }

@@ -8,32 +8,16 @@ import (
 	"planwerk/internal/query"
 	"planwerk/internal/records"
 	"planwerk/internal/resource"
-	"planwerk/internal/store"
 )
 
-// EntryHooks are the rules of the time-entries resource.
-func (s *Service) EntryHooks() records.Hooks {
-	return records.Hooks{Check: s.checkEntry, CheckDelete: s.checkEntryDelete}
-}
-
-// checkEntry applies the field rules of the tenant's current settings and
-// keeps WORK entries off approved days.
-func (s *Service) checkEntry(ctx context.Context, w *records.Write) error {
-	settings, err := s.settings.TenantSettings(ctx, w.Tx, w.Caller.TenantID)
-	if err != nil {
-		return err
-	}
-	if w.New["trackingType"] == nil {
+// NormalizeEntry (Normalize): an entry is WORK unless it says otherwise; a
+// WORK entry that is written is not approved (CheckEntry refuses writes
+// to approved days), and other entries have no validationStatus.
+func NormalizeEntry(_ context.Context, w *records.Write) error {
+	if !w.New.Has("trackingType") {
 		w.New["trackingType"] = Work
 	}
-	if problems := fieldRules(w.New, settings); len(problems) > 0 {
-		return errs.Fields(problems...)
-	}
-	if err := s.guardApprovedDays(ctx, w); err != nil {
-		return err
-	}
-	// Every pair the write touches is locked and not approved.
-	if w.New["trackingType"] == Work {
+	if tt, _ := w.New.String("trackingType"); tt == Work {
 		w.New["validationStatus"] = NotApproved
 	} else {
 		delete(w.New, "validationStatus")
@@ -41,17 +25,31 @@ func (s *Service) checkEntry(ctx context.Context, w *records.Write) error {
 	return nil
 }
 
-func (s *Service) checkEntryDelete(ctx context.Context, w *records.Write) error {
-	return s.guardApprovedDays(ctx, w)
+// CheckEntry (Check) applies the field rules of the tenant's current
+// settings and keeps WORK entries off approved days.
+func (s *Service) CheckEntry(ctx context.Context, c records.Change) error {
+	settings, err := s.settings.TenantSettings(ctx, c.Tx, c.Caller.TenantID)
+	if err != nil {
+		return err
+	}
+	if problems := fieldRules(c.New, settings); len(problems) > 0 {
+		return errs.Fields(problems...)
+	}
+	return s.guardApprovedDays(ctx, c)
+}
+
+// CheckEntryDelete (CheckDelete) keeps WORK entries of approved days.
+func (s *Service) CheckEntryDelete(ctx context.Context, c records.Change) error {
+	return s.guardApprovedDays(ctx, c)
 }
 
 // workPair returns the (project, day) of a WORK entry.
-func workPair(doc map[string]any) (pair, bool) {
-	if doc == nil || doc["trackingType"] != Work {
+func workPair(doc records.DocView) (pair, bool) {
+	if tt, _ := doc.String("trackingType"); tt != Work {
 		return pair{}, false
 	}
-	project, ok := records.AsID(doc["project"])
-	day, dayOK := doc["day"].(string)
+	project, ok := doc.Ref("project")
+	day, dayOK := doc.String("day")
 	return pair{project, day}, ok && dayOK
 }
 
@@ -59,14 +57,14 @@ func workPair(doc map[string]any) (pair, bool) {
 // refuses it when one of them is approved: the writer's side of dayLocks.
 // The days stay held until the write commits, and approvals take the same
 // locks: no WORK entry reaches a day after its approval has committed.
-func (s *Service) guardApprovedDays(ctx context.Context, w *records.Write) error {
-	l := s.locks(w.Tx, w.Caller.TenantID)
+func (s *Service) guardApprovedDays(ctx context.Context, c records.Change) error {
+	l := s.locks(c.Tx, c.Caller.TenantID)
 	var pairs []pair
-	oldPair, wasWork := workPair(w.Old)
+	oldPair, wasWork := workPair(c.Old)
 	if wasWork {
 		pairs = append(pairs, oldPair)
 	}
-	if p, ok := workPair(w.New); ok {
+	if p, ok := workPair(c.New); ok {
 		if !wasWork || p != oldPair {
 			if err := l.join(ctx, p); err != nil {
 				return err
@@ -79,7 +77,7 @@ func (s *Service) guardApprovedDays(ctx context.Context, w *records.Write) error
 		return err
 	}
 	for _, p := range pairs {
-		status, _, err := s.status(ctx, w.Tx, w.Caller.TenantID, p)
+		status, _, err := s.status(ctx, c.Tx, c.Caller.TenantID, p)
 		if err != nil {
 			return err
 		}
@@ -94,9 +92,9 @@ func (s *Service) guardApprovedDays(ctx context.Context, w *records.Write) error
 // fieldRules checks a time entry against the tables of docs/api.md
 // "Time entry fields" for its
 // trackingType and the account's timerMode and useWorktime.
-func fieldRules(doc map[string]any, st Settings) []errs.Problem {
+func fieldRules(doc records.DocView, st Settings) []errs.Problem {
 	var problems []errs.Problem
-	has := func(k string) bool { return doc[k] != nil }
+	has := doc.Has
 	need := func(k, why string) {
 		if !has(k) {
 			problems = append(problems, errs.Problem{Field: k, Message: "is required " + why})
@@ -122,7 +120,7 @@ func fieldRules(doc map[string]any, st Settings) []errs.Problem {
 			refuse("endTime", why)
 		}
 	}
-	switch tt := doc["trackingType"].(string); tt {
+	switch tt, _ := doc.String("trackingType"); tt {
 	case Work:
 		need("project", "for WORK entries")
 		need("task", "for WORK entries")
@@ -157,7 +155,7 @@ func fieldRules(doc map[string]any, st Settings) []errs.Problem {
 		}
 		return false
 	}
-	if d, ok := records.AsID(doc["duration"]); ok && d < 0 && !named("duration") {
+	if d, ok := doc.Int("duration"); ok && d < 0 && !named("duration") {
 		problems = append(problems, errs.Problem{Field: "duration", Message: "must not be negative"})
 	}
 	if start, end, ok := times(doc); ok && !end.After(start) && !named("endTime") {
@@ -167,27 +165,22 @@ func fieldRules(doc map[string]any, st Settings) []errs.Problem {
 }
 
 // times returns an entry's start and end when it has both.
-func times(doc map[string]any) (time.Time, time.Time, bool) {
-	s, _ := doc["startTime"].(string)
-	e, _ := doc["endTime"].(string)
-	if s == "" || e == "" {
-		return time.Time{}, time.Time{}, false
-	}
-	start, err1 := time.Parse(store.TimeFormat, s)
-	end, err2 := time.Parse(store.TimeFormat, e)
-	return start, end, err1 == nil && err2 == nil
+func times(doc records.DocView) (time.Time, time.Time, bool) {
+	start, ok1 := doc.Time("startTime")
+	end, ok2 := doc.Time("endTime")
+	return start, end, ok1 && ok2
 }
 
 // seconds is the time an entry counts: endTime - startTime when it has
 // both, else its duration; a running entry counts nothing.
-func seconds(doc map[string]any) int64 {
-	if start, end, ok := times(doc); ok {
+func seconds(doc records.Doc) int64 {
+	if start, end, ok := times(doc.View()); ok {
 		return int64(end.Sub(start) / time.Second)
 	}
-	if _, running := doc["startTime"].(string); running {
+	if _, running := doc.String("startTime"); running {
 		return 0
 	}
-	d, _ := records.AsID(doc["duration"])
+	d, _ := doc.Int("duration")
 	return d
 }
 

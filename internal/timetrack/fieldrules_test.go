@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"planwerk/internal/records"
 )
 
 // entryFields are the fields whose presence the TimeEntry tables rule
@@ -50,7 +52,7 @@ func named(t *testing.T, doc map[string]any, st Settings) ([]string, map[string]
 	t.Helper()
 	var fields []string
 	messages := map[string]string{}
-	for _, p := range fieldRules(doc, st) {
+	for _, p := range fieldRules(records.Doc(doc).View(), st) {
 		if p.Message == "" {
 			t.Errorf("%v: problem of %s without a message", doc, p.Field)
 		}

@@ -46,6 +46,7 @@ func TestUserAttributes(t *testing.T) {
 				{"email number", testenv.M{"email": 5}, "email"},
 				{"password empty", testenv.M{"email": "short@acme.test", "password": ""}, "password"},
 				{"password number", testenv.M{"email": "num@acme.test", "password": 12345678}, "password"},
+				{"password null", testenv.M{"email": "null@acme.test", "password": nil}, "password"},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
 					c.Fail(t, http.MethodPost, "/v1/users", tc.body, http.StatusBadRequest, "invalid", tc.field)

@@ -49,20 +49,16 @@ func New(db Store, hasher Hasher, sessions Sessions, setup ...store.TenantSetup)
 	return &Service{db: db, hasher: hasher, sessions: sessions, setup: setup}
 }
 
-// Hooks are the rules of the users resource.
-func (s *Service) Hooks() records.Hooks {
-	return records.Hooks{Prepare: s.prepare, Check: check, Insert: s.insert, Update: s.update, Delete: s.delete}
-}
-
 // ValidEmail reports whether s is a bare e-mail address.
 func ValidEmail(s string) bool {
 	a, err := mail.ParseAddress(s)
 	return err == nil && a.Address == s && a.Name == ""
 }
 
-// prepare hashes a new password before the transaction: hashing is slow.
-func (s *Service) prepare(ctx context.Context, w *records.Write) error {
-	pw, ok := w.WriteOnly["password"].(string)
+// HashPassword (Prepare) hashes a new password before the transaction:
+// hashing is slow.
+func (s *Service) HashPassword(ctx context.Context, w *records.Write) error {
+	pw, ok := w.WriteOnly.String("password")
 	if !ok {
 		return nil
 	}
@@ -77,15 +73,22 @@ func (s *Service) prepare(ctx context.Context, w *records.Write) error {
 	return nil
 }
 
-func check(_ context.Context, w *records.Write) error {
-	if email, ok := w.New["email"].(string); ok && !ValidEmail(email) {
+// NormalizeUser (Normalize): a user is no admin unless made one.
+func NormalizeUser(_ context.Context, w *records.Write) error {
+	if !w.New.Has("isAdmin") {
+		w.New["isAdmin"] = false
+	}
+	return nil
+}
+
+// CheckUser (Check): the e-mail address must be one, and a password sent
+// must have been hashed (a null password is none).
+func CheckUser(_ context.Context, c records.Change) error {
+	if email, ok := c.New.String("email"); ok && !ValidEmail(email) {
 		return errs.Field("email", "must be an e-mail address")
 	}
-	if _, ok := w.WriteOnly["password"]; ok && w.Prepared["passwordHash"] == nil {
+	if c.WriteOnly.Names("password") && !c.Prepared.Has("passwordHash") {
 		return errs.Field("password", "must be a string")
-	}
-	if w.New["isAdmin"] == nil {
-		w.New["isAdmin"] = false
 	}
 	return nil
 }
@@ -99,10 +102,11 @@ func conflictOnEmail(err error) error {
 	return err
 }
 
-func (s *Service) insert(ctx context.Context, w *records.Write) (store.Doc, error) {
-	email, _ := w.New["email"].(string)
-	hash, _ := w.Prepared["passwordHash"].(string)
-	isAdmin, _ := w.New["isAdmin"].(bool)
+// InsertUser (Insert) stores a new user with the password's hash.
+func (s *Service) InsertUser(ctx context.Context, w *records.Write) (store.Doc, error) {
+	email, _ := w.New.String("email")
+	hash, _ := w.Prepared.String("passwordHash")
+	isAdmin := w.New.Bool("isAdmin")
 	attrs := make(map[string]any, len(w.New))
 	for k, v := range w.New {
 		if k != "email" && k != "isAdmin" {
@@ -116,9 +120,11 @@ func (s *Service) insert(ctx context.Context, w *records.Write) (store.Doc, erro
 	return user.Doc, nil
 }
 
-func (s *Service) update(ctx context.Context, w *records.Write) (store.Doc, error) {
+// UpdateUser (Update) stores a changed user; a new password or a lost
+// admin role ends what the user held by the old one.
+func (s *Service) UpdateUser(ctx context.Context, w *records.Write) (store.Doc, error) {
 	var hash *string
-	if h, ok := w.Prepared["passwordHash"].(string); ok {
+	if h, ok := w.Prepared.String("passwordHash"); ok {
 		hash = &h
 		// A new password ends every session of the user.
 		if err := s.db.RevokeUserTokens(ctx, w.Tx, w.Caller.TenantID, w.ID); err != nil {
@@ -132,18 +138,20 @@ func (s *Service) update(ctx context.Context, w *records.Write) (store.Doc, erro
 	// An admin who loses admin loses the API clients they created, and
 	// those clients' tokens (the tenant's first user stays an admin
 	// whatever isAdmin says, and keeps them).
-	if w.Old["isAdmin"] == true && w.New["isAdmin"] != true {
+	if w.Old.Bool("isAdmin") && !w.New.Bool("isAdmin") {
 		if _, err := s.db.RevokeClientsCreatedBy(ctx, w.Tx, w.Caller.TenantID, w.ID); err != nil {
 			return nil, err
 		}
 	}
-	if hash != nil || w.Old["isAdmin"] != w.New["isAdmin"] {
+	if hash != nil || w.Changed("isAdmin") {
 		w.AfterCommit(s.sessions.ForgetCachedTokens)
 	}
 	return doc, nil
 }
 
-func (s *Service) delete(ctx context.Context, w *records.Write) (store.Doc, error) {
+// DeleteUser (Delete) removes a user, but neither the caller nor the
+// tenant's first user.
+func (s *Service) DeleteUser(ctx context.Context, w *records.Write) (store.Doc, error) {
 	if w.ID == w.Caller.UserID {
 		return nil, errs.Conflicts("you cannot delete your own user")
 	}
