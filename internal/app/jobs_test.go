@@ -64,7 +64,6 @@ func isOne(v float64) bool { return v == 1 }
 func TestJobMetrics(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
-		t.Parallel()
 		srv := testenv.Start(t, b)
 		m := scrapeMetrics(t, srv)
 		for _, job := range []string{"purge", "file-sweep", "webhook-dispatcher"} {
@@ -107,7 +106,6 @@ func TestJobMetrics(t *testing.T) {
 func TestCloseWaitsForJobs(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
-		t.Parallel()
 		srv := testenv.Start(t, b)
 		running, cancelled, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
 		cleanedUp := make(chan error, 1)

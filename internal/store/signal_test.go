@@ -53,6 +53,20 @@ func TestTenantChangeSignal(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 
+		if _, local := db.LocalFile(); !local {
+			// The notifications of the tenants' creation may still be on
+			// their way. They arrive in commit order: once the
+			// notification of another instance's later commit has woken
+			// its waiter, none is left to wake acme's.
+			other, err := store.Open(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			synced := db.TenantChangeSignal(beta.ID)
+			insert(t, other, beta.ID, projects, map[string]any{"name": "sync"})
+			waitClosed("beta's waiter at the notification of another instance's commit", synced)
+			other.Close()
+		}
 		acmeWaits, anyWaits, betaWaits := db.TenantChangeSignal(acme.ID), db.ChangeSignal(), db.TenantChangeSignal(beta.ID)
 		insert(t, db, beta.ID, projects, map[string]any{"name": "b"})
 		waitClosed("beta's waiter after beta's commit", betaWaits)
