@@ -355,9 +355,10 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 	if err != nil {
 		return nil, err
 	}
+	uploads := files.NewTables(db)
 	secret := []byte(cfg.URLSecret)
 	if len(secret) == 0 {
-		if secret, err = db.Secret(ctx, "download-url-signing", 32); err != nil {
+		if secret, err = uploads.Secret(ctx, "download-url-signing", 32); err != nil {
 			return nil, err
 		}
 	}
@@ -386,7 +387,7 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 	if svc.Records, err = records.New(db, svc.Registry, d.rules()); err != nil {
 		return nil, err
 	}
-	fileSvc := files.New(db, fs, svc.Registry, svc.Records,
+	fileSvc := files.New(uploads, fs, svc.Registry, svc.Records,
 		limiter("files", ratelimit.Rule{Burst: cfg.FileRate, Every: time.Minute / time.Duration(cfg.FileRate)}),
 		files.Config{MaxUploadBytes: cfg.MaxUploadBytes, TenantStorageBytes: cfg.TenantStorageBytes, Secret: secret, Metrics: svc.Metrics,
 			StepTimeout: cfg.RequestTimeout, IdleTimeout: cfg.RequestTimeout}, log)

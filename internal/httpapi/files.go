@@ -378,7 +378,7 @@ func (s *Server) blob(w http.ResponseWriter, r *http.Request) error {
 
 // uploadETag is a strong entity tag of an upload's bytes, derived from
 // its storage key (unique per stored file) without showing it.
-func uploadETag(up store.Upload) string {
+func uploadETag(up files.Upload) string {
 	sum := sha256.Sum256([]byte(up.StorageKey))
 	return `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`
 }
@@ -534,4 +534,4 @@ func position(s string) (int64, bool) {
 	return n, true
 }
 
-func contentDisposition(up store.Upload) string { return filestore.ContentDisposition(up.Filename) }
+func contentDisposition(up files.Upload) string { return filestore.ContentDisposition(up.Filename) }
