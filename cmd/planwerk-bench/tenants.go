@@ -21,6 +21,7 @@ import (
 	"planwerk/internal/holidays"
 	"planwerk/internal/resource"
 	"planwerk/internal/store"
+	"planwerk/internal/webhooks"
 )
 
 // The measured tenant and its admin (see login).
@@ -311,7 +312,7 @@ func timePurge(ctx context.Context, dsn string) (time.Duration, error) {
 	start := time.Now()
 	_, err = db.PurgeExpiredIdempotencyKeys(ctx, now)
 	err = errors.Join(err, db.PurgeExpiredTokens(ctx, now.Add(-24*time.Hour)),
-		db.PurgeChanges(ctx, now.Add(-30*24*time.Hour)), db.PurgeDeliveries(ctx, 100))
+		db.PurgeChanges(ctx, now.Add(-30*24*time.Hour)), webhooks.NewTables(db).PurgeDeliveries(ctx, 100))
 	return time.Since(start), err
 }
 

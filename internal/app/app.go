@@ -393,7 +393,7 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 			StepTimeout: cfg.RequestTimeout, IdleTimeout: cfg.RequestTimeout}, log)
 	svc.Uploads = fileSvc
 	svc.Feed = feed.New(db, svc.visibleChange, feed.Config{Resources: feedResources(svc.Registry), Metrics: svc.Metrics, Look: cfg.FeedLook})
-	svc.Webhooks = webhooks.New(db, webhooks.Config{AllowPrivate: cfg.WebhookAllowPrivate, DisableAfter: cfg.WebhookDisableAfter,
+	svc.Webhooks = webhooks.New(webhooks.NewTables(db), webhooks.Config{AllowPrivate: cfg.WebhookAllowPrivate, DisableAfter: cfg.WebhookDisableAfter,
 		RetryBase: cfg.WebhookRetryBase, RetryFor: cfg.WebhookRetryFor, Poll: cfg.WebhookPoll, Budget: cfg.WebhookBudget, Lookup: cfg.WebhookLookup,
 		Metrics: svc.Metrics}, feedResources(svc.Registry), log)
 	svc.Handler = httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20, MaxUploadBytes: cfg.MaxUploadBytes, PublicURL: cfg.PublicURL,

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"planwerk/internal/config"
-	"planwerk/internal/store"
-	"planwerk/internal/webhooks"
 )
 
 func runServe(ctx context.Context, args []string, stdio IO) error {
@@ -45,7 +43,7 @@ func runServe(ctx context.Context, args []string, stdio IO) error {
 		listening = func(a net.Addr) { printDemo(stdio, a) }
 	}
 	svc.Start()
-	go purgeExpired(ctx, db, cfg.ChangeRetention, log)
+	go purgeExpired(ctx, svc, cfg.ChangeRetention, log)
 	go sweepFiles(ctx, svc, log)
 	return serveHTTP(ctx, svc, log, listening)
 }
@@ -146,7 +144,7 @@ func sweepFiles(ctx context.Context, svc *Service, log *slog.Logger) {
 // purgeExpired deletes long-expired tokens, expired idempotency keys,
 // changes older than the feed keeps and deliveries beyond each webhook's
 // log, hourly from an hour after start-up.
-func purgeExpired(ctx context.Context, db *store.DB, changeRetention time.Duration, log *slog.Logger) {
+func purgeExpired(ctx context.Context, svc *Service, changeRetention time.Duration, log *slog.Logger) {
 	t := time.NewTicker(housekeepingEvery)
 	defer t.Stop()
 	for {
@@ -154,13 +152,14 @@ func purgeExpired(ctx context.Context, db *store.DB, changeRetention time.Durati
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			purgeOnce(ctx, db, changeRetention, log)
+			purgeOnce(ctx, svc, changeRetention, log)
 		}
 	}
 }
 
 // purgeOnce runs each purge once, within purgeBudget each.
-func purgeOnce(ctx context.Context, db *store.DB, changeRetention time.Duration, log *slog.Logger) {
+func purgeOnce(ctx context.Context, svc *Service, changeRetention time.Duration, log *slog.Logger) {
+	db := svc.DB
 	purge := func(what string, fn func(ctx context.Context) (int64, error)) {
 		runCtx, cancel := context.WithTimeout(ctx, purgeBudget)
 		defer cancel()
@@ -182,6 +181,6 @@ func purgeOnce(ctx context.Context, db *store.DB, changeRetention time.Duration,
 		return 0, db.PurgeChanges(ctx, time.Now().Add(-changeRetention))
 	})
 	purge("webhook deliveries", func(ctx context.Context) (int64, error) {
-		return 0, db.PurgeDeliveries(ctx, webhooks.MaxDeliveries)
+		return 0, svc.Webhooks.PurgeDeliveries(ctx)
 	})
 }

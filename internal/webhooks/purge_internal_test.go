@@ -1,4 +1,4 @@
-package store
+package webhooks
 
 import (
 	"context"
@@ -6,14 +6,17 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"planwerk/internal/store"
 )
 
 // TestPurgeDeliveriesGoesOn: a deliveries purge starts where the last one
 // of the process stopped, trims from there to the last webhook, and the
 // next run starts from the first again; a run cut short keeps the mark.
 func TestPurgeDeliveriesGoesOn(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	db, err := Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "purge.db"))
+	db, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "purge.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,15 +24,16 @@ func TestPurgeDeliveriesGoesOn(t *testing.T) {
 	if _, err := db.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	tn, _, err := db.CreateTenant(ctx, "acme", "Acme", NewAdmin{Email: "admin@acme.test", PasswordHash: "x"})
+	tn, _, err := db.CreateTenant(ctx, "acme", "Acme", store.NewAdmin{Email: "admin@acme.test", PasswordHash: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	const hooks, perHook, keep = 2*purgeWebhooks + 10, 4, 2
-	now := Timestamp(time.Now())
-	err = db.Tx(ctx, func(q Querier) error {
+	now := store.Timestamp(time.Now())
+	tables := NewTables(db)
+	err = db.Tx(ctx, func(q store.Querier) error {
 		for w := int64(1); w <= hooks; w++ {
-			if err := db.InsertWebhook(ctx, q, tn.ID, Webhook{ID: w, URL: "https://example.test/", Secret: "s", Enabled: true, CreatedAt: now}); err != nil {
+			if err := tables.InsertWebhook(ctx, q, tn.ID, Webhook{ID: w, URL: "https://example.test/", Secret: "s", Enabled: true, CreatedAt: now}); err != nil {
 				return err
 			}
 			for seq := 1; seq <= perHook; seq++ {
@@ -45,7 +49,7 @@ func TestPurgeDeliveriesGoesOn(t *testing.T) {
 		t.Fatal(err)
 	}
 	count := func(w int64) int {
-		ds, err := db.Deliveries(ctx, tn.ID, w, 100)
+		ds, err := tables.Deliveries(ctx, tn.ID, w, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,19 +57,19 @@ func TestPurgeDeliveriesGoesOn(t *testing.T) {
 	}
 
 	// A run cut short before it did anything keeps the mark where it was.
-	mid := WebhookKey{TenantID: tn.ID, ID: hooks / 2}
-	db.deliveriesMark.set(mid)
+	mid := Key{TenantID: tn.ID, ID: hooks / 2}
+	tables.mark.set(mid)
 	ended, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := db.PurgeDeliveries(ended, keep); err == nil {
+	if err := tables.PurgeDeliveries(ended, keep); err == nil {
 		t.Fatal("a purge on an ended context reported success")
 	}
-	if got := db.deliveriesMark.get(); got != mid {
+	if got := tables.mark.get(); got != mid {
 		t.Fatalf("mark %v after a cut run, want %v", got, mid)
 	}
 
 	// The next run goes on from the mark to the end, then starts over.
-	if err := db.PurgeDeliveries(ctx, keep); err != nil {
+	if err := tables.PurgeDeliveries(ctx, keep); err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range []int64{1, mid.ID} {
@@ -78,10 +82,10 @@ func TestPurgeDeliveriesGoesOn(t *testing.T) {
 			t.Errorf("webhook %d, after the mark: %d deliveries, want %d", w, n, keep)
 		}
 	}
-	if got := db.deliveriesMark.get(); got != (WebhookKey{}) {
+	if got := tables.mark.get(); got != (Key{}) {
 		t.Fatalf("mark %v after a run reached the end, want the start", got)
 	}
-	if err := db.PurgeDeliveries(ctx, keep); err != nil {
+	if err := tables.PurgeDeliveries(ctx, keep); err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range []int64{1, mid.ID} {
