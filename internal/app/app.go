@@ -25,6 +25,7 @@ import (
 	"planwerk/internal/filestore"
 	"planwerk/internal/holidays"
 	"planwerk/internal/httpapi"
+	"planwerk/internal/idempotency"
 	"planwerk/internal/metrics"
 	"planwerk/internal/ratelimit"
 	"planwerk/internal/records"
@@ -400,7 +401,8 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 		BaseDomain: cfg.BaseDomain, RequestTimeout: cfg.RequestTimeout, WriteIdleTimeout: cfg.WriteIdleTimeout,
 		MetricsElsewhere: cfg.MetricsAddr != "", CORSOrigins: cfg.CORSOrigins, TrustedProxies: cfg.TrustedProxies},
 		httpapi.Deps{DB: db, Auth: svc.Auth, Tenants: resolver, Registry: svc.Registry, Records: svc.Records,
-			Time: d.time, Skills: d.skills, Files: fileSvc, Store: fs, Feed: svc.Feed, Webhooks: svc.Webhooks, Metrics: svc.Metrics, Log: log})
+			Time: d.time, Skills: d.skills, Files: fileSvc, Store: fs, Feed: svc.Feed, Webhooks: svc.Webhooks,
+			Idempotency: idempotency.NewKeys(db), Metrics: svc.Metrics, Log: log})
 	for _, g := range append(db.Shares(), svc.Hasher.Share(), svc.Records.Share(), svc.Handler.Share()) {
 		svc.Metrics.Watch(g)
 	}

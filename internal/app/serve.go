@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"planwerk/internal/config"
+	"planwerk/internal/idempotency"
 )
 
 func runServe(ctx context.Context, args []string, stdio IO) error {
@@ -175,7 +176,7 @@ func purgeOnce(ctx context.Context, svc *Service, changeRetention time.Duration,
 		return 0, db.PurgeExpiredTokens(ctx, time.Now().Add(-24*time.Hour))
 	})
 	purge("expired idempotency keys", func(ctx context.Context) (int64, error) {
-		return db.PurgeExpiredIdempotencyKeys(ctx, time.Now())
+		return idempotency.NewKeys(db).PurgeExpired(ctx, time.Now())
 	})
 	purge("old changes", func(ctx context.Context) (int64, error) {
 		return 0, db.PurgeChanges(ctx, time.Now().Add(-changeRetention))

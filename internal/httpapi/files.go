@@ -102,6 +102,15 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// multipartBoundary is the boundary of a multipart Content-Type.
+func multipartBoundary(contentType string) (string, bool) {
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil || !strings.HasPrefix(mt, "multipart/") || params["boundary"] == "" {
+		return "", false
+	}
+	return params["boundary"], true
+}
+
 // maxPartHeader caps the header block of each part of a multipart body:
 // its header lines and the empty line that ends them.
 const maxPartHeader = 16 << 10

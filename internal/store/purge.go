@@ -77,16 +77,6 @@ func (db *DB) PurgeExpiredTokens(ctx context.Context, cutoff time.Time) error {
 	return nil
 }
 
-// PurgeExpiredIdempotencyKeys deletes the keys of every tenant that expired
-// before now and returns how many: cross-tenant housekeeping over the
-// expires_at index.
-func (db *DB) PurgeExpiredIdempotencyKeys(ctx context.Context, now time.Time) (int64, error) {
-	return db.purgeRows(ctx, "idempotency keys",
-		`DELETE FROM idempotency_keys WHERE (tenant_id, user_id, key) IN (
-		   SELECT tenant_id, user_id, key FROM idempotency_keys WHERE expires_at <= $1 LIMIT $2)`,
-		now.UnixMilli())
-}
-
 // PurgeChanges deletes the changes of every tenant recorded before cutoff
 // and remembers, per tenant, the position up to which they were purged:
 // cross-tenant housekeeping over the changes' at index.

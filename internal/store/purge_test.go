@@ -61,38 +61,6 @@ func TestPurgeTokensAcrossTenants(t *testing.T) {
 	})
 }
 
-// TestPurgeIdempotencyKeysAcrossTenants: expired keys go in every tenant
-// and are counted, also past one batch; keys still valid stay.
-func TestPurgeIdempotencyKeysAcrossTenants(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
-		ctx := context.Background()
-		db := testenv.OpenDB(t, b)
-		tenants := manyTenants(t, db, 7)
-		now := time.Now()
-		for _, tn := range tenants {
-			for j := range 150 {
-				keep := -time.Minute // expired a minute ago
-				if j%3 == 0 {
-					keep = time.Hour
-				}
-				k := store.IdempotencyKey{TenantID: tn.ID, UserID: 1, Key: fmt.Sprintf("k%d", j)}
-				if ok, err := db.ClaimIdempotencyKey(ctx, k, []byte("h"), now, time.Second, keep); !ok || err != nil {
-					t.Fatalf("claim: %v %v", ok, err)
-				}
-			}
-		}
-		n, err := db.PurgeExpiredIdempotencyKeys(ctx, now)
-		if err != nil || n != 7*100 {
-			t.Fatalf("purge: %d %v, want 700", n, err)
-		}
-		for _, tn := range tenants {
-			if left := count(t, db, `SELECT COUNT(*) FROM idempotency_keys WHERE tenant_id = $1`, tn.ID); left != 50 {
-				t.Errorf("tenant %s: %d keys left, want the 50 valid", tn.Slug, left)
-			}
-		}
-	})
-}
-
 // TestPurgeChangesAcrossTenants: changes older than the cutoff go in
 // every tenant (more tenants than one batch takes, and a tenant with more
 // changes than one batch reads), each tenant's purged position is what
