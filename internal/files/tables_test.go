@@ -15,7 +15,6 @@ import (
 func TestSecretKept(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
-		t.Parallel()
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)
 		first, err := files.NewTables(db).Secret(ctx, "signing", 32)

@@ -18,7 +18,6 @@ import (
 func TestPurgeDeliveriesAcrossTenants(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
-		t.Parallel()
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)
 		tables := webhooks.NewTables(db)
@@ -26,9 +25,10 @@ func TestPurgeDeliveriesAcrossTenants(t *testing.T) {
 		now := store.Timestamp(time.Now())
 		var tenants []store.Tenant
 		for i := range 3 {
-			slug := fmt.Sprintf("t%03d", i)
-			tn, _, err := db.CreateTenant(ctx, slug, "Name of "+slug, store.NewAdmin{Email: "admin@" + slug + ".test", PasswordHash: "x"})
-			if err != nil {
+			// A tenant row: the webhooks' foreign key needs one.
+			tn := store.Tenant{Slug: fmt.Sprintf("t%03d", i)}
+			if err := db.QueryRowContext(ctx, `INSERT INTO tenants (slug, name, created_at, updated_at) VALUES ($1, $1, $2, $2) RETURNING id`,
+				tn.Slug, now).Scan(&tn.ID); err != nil {
 				t.Fatal(err)
 			}
 			tenants = append(tenants, tn)
