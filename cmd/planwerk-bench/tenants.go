@@ -19,9 +19,11 @@ import (
 	"planwerk/internal/auth"
 	"planwerk/internal/config"
 	"planwerk/internal/holidays"
+	"planwerk/internal/idempotency"
 	"planwerk/internal/resource"
 	"planwerk/internal/store"
 	"planwerk/internal/users"
+	"planwerk/internal/webhooks"
 )
 
 // The measured tenant and its admin (see login).
@@ -310,9 +312,9 @@ func timePurge(ctx context.Context, dsn string) (time.Duration, error) {
 	defer db.Close()
 	now := time.Now()
 	start := time.Now()
-	_, err = db.PurgeExpiredIdempotencyKeys(ctx, now)
+	_, err = idempotency.NewKeys(db).PurgeExpired(ctx, now)
 	err = errors.Join(err, auth.NewTables(db).PurgeExpiredTokens(ctx, now.Add(-24*time.Hour)),
-		db.PurgeChanges(ctx, now.Add(-30*24*time.Hour)), db.PurgeDeliveries(ctx, 100))
+		db.PurgeChanges(ctx, now.Add(-30*24*time.Hour)), webhooks.NewTables(db).PurgeDeliveries(ctx, 100))
 	return time.Since(start), err
 }
 

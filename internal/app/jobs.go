@@ -24,7 +24,7 @@ const stopJobsWithin = 30 * time.Second
 func (s *Service) jobs() []jobs.Job {
 	return []jobs.Job{
 		{Name: "purge", Every: housekeepingEvery, FirstDelay: housekeepingEvery, Run: func(ctx context.Context) error {
-			return purgeExpired(ctx, s.DB, s.Config.ChangeRetention, s.log)
+			return purgeExpired(ctx, s, s.Config.ChangeRetention, s.log)
 		}},
 		{Name: "file-sweep", Every: housekeepingEvery, FirstDelay: housekeepingEvery, Run: func(ctx context.Context) error {
 			return sweepFiles(ctx, s, s.log)

@@ -10,8 +10,7 @@ import (
 	"time"
 
 	"planwerk/internal/config"
-	"planwerk/internal/store"
-	"planwerk/internal/webhooks"
+	"planwerk/internal/idempotency"
 )
 
 func runServe(ctx context.Context, args []string, stdio IO) error {
@@ -133,7 +132,8 @@ func sweepFiles(ctx context.Context, svc *Service, log *slog.Logger) error {
 // changes older than the feed keeps and deliveries beyond each webhook's
 // log, within purgeBudget each. One failing does not keep the others
 // from running; the error names every one that failed.
-func purgeExpired(ctx context.Context, db *store.DB, changeRetention time.Duration, log *slog.Logger) error {
+func purgeExpired(ctx context.Context, svc *Service, changeRetention time.Duration, log *slog.Logger) error {
+	db := svc.DB
 	var failed []error
 	purge := func(what string, fn func(ctx context.Context) (int64, error)) {
 		runCtx, cancel := context.WithTimeout(ctx, purgeBudget)
@@ -150,13 +150,13 @@ func purgeExpired(ctx context.Context, db *store.DB, changeRetention time.Durati
 		return 0, newTables(db).auth.PurgeExpiredTokens(ctx, time.Now().Add(-24*time.Hour))
 	})
 	purge("expired idempotency keys", func(ctx context.Context) (int64, error) {
-		return db.PurgeExpiredIdempotencyKeys(ctx, time.Now())
+		return idempotency.NewKeys(db).PurgeExpired(ctx, time.Now())
 	})
 	purge("old changes", func(ctx context.Context) (int64, error) {
 		return 0, db.PurgeChanges(ctx, time.Now().Add(-changeRetention))
 	})
 	purge("webhook deliveries", func(ctx context.Context) (int64, error) {
-		return 0, db.PurgeDeliveries(ctx, webhooks.MaxDeliveries)
+		return 0, svc.Webhooks.PurgeDeliveries(ctx)
 	})
 	return errors.Join(failed...)
 }

@@ -53,17 +53,17 @@ type Config struct {
 	IdleTimeout time.Duration
 }
 
-// Store is what uploads need of the database. It is a Querier itself: an
-// upload's id is allocated outside any transaction.
+// Store is what uploads need of the database: the engine's transactions
+// and locks, and their own table (Tables). An upload's id is allocated
+// outside any transaction.
 type Store interface {
-	store.Querier
 	Tx(ctx context.Context, fn func(q store.Querier) error) error
 	Lock(ctx context.Context, q store.Querier, tenantID int64, key string) error
-	NewID(ctx context.Context, q store.Querier, tenantID int64) (int64, error)
-	UploadByID(ctx context.Context, q store.Querier, tenantID, id int64) (store.Upload, error)
-	UploadOf(ctx context.Context, q store.Querier, tenantID int64, model string, record int64) (store.Upload, error)
+	UploadID(ctx context.Context, tenantID int64) (int64, error)
+	UploadByID(ctx context.Context, q store.Querier, tenantID, id int64) (Upload, error)
+	UploadOf(ctx context.Context, q store.Querier, tenantID int64, model string, record int64) (Upload, error)
 	StorageUsed(ctx context.Context, q store.Querier, tenantID, except int64) (int64, error)
-	InsertUpload(ctx context.Context, q store.Querier, tenantID int64, u *store.Upload) error
+	InsertUpload(ctx context.Context, q store.Querier, tenantID int64, u *Upload) error
 	DeleteUpload(ctx context.Context, q store.Querier, tenantID, id int64) error
 	TouchRecord(ctx context.Context, q store.Querier, tenantID int64, c store.Collection, id int64) error
 	StorageKeyInUse(ctx context.Context, tenantID int64, key string) (bool, error)
@@ -155,39 +155,39 @@ type Part struct {
 // the file is complete, in a transaction that checks the one-file rule
 // and the tenant's storage cap atomically. A replaced file is removed only
 // after its successor is committed.
-func (s *Service) Upload(ctx context.Context, caller auth.Principal, tenant store.Tenant, model string, recordID int64, replace bool, next func() (*Part, error)) (store.Upload, error) {
+func (s *Service) Upload(ctx context.Context, caller auth.Principal, tenant store.Tenant, model string, recordID int64, replace bool, next func() (*Part, error)) (Upload, error) {
 	if _, err := s.owner(ctx, caller, model, recordID, true); err != nil {
-		return store.Upload{}, err
+		return Upload{}, err
 	}
 	slot := slot{tenant: caller.TenantID, model: model, record: recordID, replace: replace, capacity: s.capacity(tenant)}
 	// An early answer before the file streams; the transaction decides.
 	if _, err := s.admit(ctx, nil, slot, 0); err != nil {
-		return store.Upload{}, err
+		return Upload{}, err
 	}
 	part, err := next()
 	if err != nil {
-		return store.Upload{}, err
+		return Upload{}, err
 	}
-	id, err := s.db.NewID(ctx, s.db, caller.TenantID)
+	id, err := s.db.UploadID(ctx, caller.TenantID)
 	if err != nil {
-		return store.Upload{}, err
+		return Upload{}, err
 	}
 	// From here on the upload may outlast the request's deadline: the file
 	// streams while it moves, and the steps after it get deadlines of
 	// their own.
 	ctx = context.WithoutCancel(ctx)
-	up := store.Upload{
+	up := Upload{
 		ID: id, Model: model, Record: recordID,
 		Filename: Sanitize(part.Filename), ContentType: part.ContentType,
 		StorageKey: fmt.Sprintf("t%d/u%d-%s", caller.TenantID, id, randomHex(8)),
 	}
 	if up.Size, err = s.put(ctx, up.StorageKey, part.Body); err != nil {
-		return store.Upload{}, err
+		return Upload{}, err
 	}
 	replaced, err := s.commit(ctx, slot, &up)
 	if err != nil {
 		s.removeBlob(up.StorageKey)
-		return store.Upload{}, err
+		return Upload{}, err
 	}
 	if replaced != nil {
 		s.removeBlob(replaced.StorageKey)
@@ -210,8 +210,8 @@ type slot struct {
 // bytes (q nil: outside a transaction) and returns the upload it
 // replaces, if any. A file being replaced does not count against the cap,
 // and an account at its cap takes no file at all, not even an empty one.
-func (s *Service) admit(ctx context.Context, q store.Querier, sl slot, size int64) (*store.Upload, error) {
-	var replaced *store.Upload
+func (s *Service) admit(ctx context.Context, q store.Querier, sl slot, size int64) (*Upload, error) {
+	var replaced *Upload
 	old, err := s.db.UploadOf(ctx, q, sl.tenant, sl.model, sl.record)
 	switch {
 	case err == nil && !sl.replace:
@@ -263,8 +263,8 @@ func (s *Service) put(ctx context.Context, key string, body io.Reader) (int64, e
 
 // commit writes the upload row of a stored file, replacing the slot's
 // current upload if allowed, and returns the replaced one.
-func (s *Service) commit(ctx context.Context, sl slot, up *store.Upload) (*store.Upload, error) {
-	var replaced *store.Upload
+func (s *Service) commit(ctx context.Context, sl slot, up *Upload) (*Upload, error) {
+	var replaced *Upload
 	ctx, cancel := s.step(ctx)
 	defer cancel()
 	err := s.db.Tx(ctx, func(tx store.Querier) error {
@@ -319,37 +319,37 @@ func (s *Service) capacity(t store.Tenant) int64 {
 }
 
 // List returns the uploads of a record: zero or one.
-func (s *Service) List(ctx context.Context, caller auth.Principal, model string, recordID int64) ([]store.Upload, error) {
+func (s *Service) List(ctx context.Context, caller auth.Principal, model string, recordID int64) ([]Upload, error) {
 	if _, err := s.owner(ctx, caller, model, recordID, false); err != nil {
 		return nil, err
 	}
 	up, err := s.db.UploadOf(ctx, nil, caller.TenantID, model, recordID)
 	if errors.Is(err, store.ErrNotFound) {
-		return []store.Upload{}, nil
+		return []Upload{}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return []store.Upload{up}, nil
+	return []Upload{up}, nil
 }
 
 // visibleUpload finds an upload whose record the caller may see (and,
 // for writes, change).
-func (s *Service) visibleUpload(ctx context.Context, caller auth.Principal, id int64, write bool) (store.Upload, error) {
+func (s *Service) visibleUpload(ctx context.Context, caller auth.Principal, id int64, write bool) (Upload, error) {
 	up, err := s.db.UploadByID(ctx, nil, caller.TenantID, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Upload{}, errNoUpload
+		return Upload{}, errNoUpload
 	}
 	if err != nil {
-		return store.Upload{}, err
+		return Upload{}, err
 	}
 	if _, err := s.owner(ctx, caller, up.Model, up.Record, write); err != nil {
 		fe, ok := errs.As(err)
 		if ok && fe.Kind == errs.NotFound && !caller.IsAdmin {
-			return store.Upload{}, errNoUpload
+			return Upload{}, errNoUpload
 		}
 		if !ok || fe.Kind != errs.NotFound {
-			return store.Upload{}, err
+			return Upload{}, err
 		}
 		// The owning record is gone (deleted after its file was uploaded):
 		// admins still manage the orphaned upload.
@@ -360,13 +360,13 @@ func (s *Service) visibleUpload(ctx context.Context, caller auth.Principal, id i
 // Delete removes an upload and its file; the owning record stays.
 // ifMatch is the request's If-Match header ("" for none); an upload never
 // changes, so its tag is checked before the transaction.
-func (s *Service) Delete(ctx context.Context, caller auth.Principal, id int64, ifMatch string) (store.Upload, error) {
+func (s *Service) Delete(ctx context.Context, caller auth.Principal, id int64, ifMatch string) (Upload, error) {
 	up, err := s.visibleUpload(ctx, caller, id, true)
 	if err != nil {
-		return store.Upload{}, err
+		return Upload{}, err
 	}
 	if !etag.Match(ifMatch, etag.OfValue(up)) {
-		return store.Upload{}, errs.New(errs.PreconditionFailed, "precondition_failed",
+		return Upload{}, errs.New(errs.PreconditionFailed, "precondition_failed",
 			"the upload is not the one If-Match names")
 	}
 	if err := s.db.Tx(ctx, func(tx store.Querier) error {
@@ -376,9 +376,9 @@ func (s *Service) Delete(ctx context.Context, caller auth.Principal, id int64, i
 		return s.touchOwner(ctx, tx, caller.TenantID, up.Model, up.Record)
 	}); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return store.Upload{}, errNoUpload
+			return Upload{}, errNoUpload
 		}
-		return store.Upload{}, err
+		return Upload{}, err
 	}
 	s.removeBlob(up.StorageKey)
 	return up, nil
@@ -412,28 +412,28 @@ func (s *Service) sign(tenantID, uploadID, expires int64) string {
 // Blob checks a signed URL's query and opens its file, which seeks (a
 // download may ask for a byte range). A bad, tampered or expired
 // signature → 403.
-func (s *Service) Blob(ctx context.Context, uploadID int64, query url.Values) (store.Upload, io.ReadSeekCloser, int64, error) {
+func (s *Service) Blob(ctx context.Context, uploadID int64, query url.Values) (Upload, io.ReadSeekCloser, int64, error) {
 	denied := errBadLink
 	tenantID, err1 := strconv.ParseInt(query.Get("tenant"), 10, 64)
 	expires, err2 := strconv.ParseInt(query.Get("expires"), 10, 64)
 	sig := query.Get("signature")
 	if err1 != nil || err2 != nil || sig == "" {
-		return store.Upload{}, nil, 0, denied
+		return Upload{}, nil, 0, denied
 	}
 	want := s.sign(tenantID, uploadID, expires)
 	if !hmac.Equal([]byte(sig), []byte(want)) || time.Now().Unix() > expires {
-		return store.Upload{}, nil, 0, denied
+		return Upload{}, nil, 0, denied
 	}
 	up, err := s.db.UploadByID(ctx, nil, tenantID, uploadID)
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Upload{}, nil, 0, errNoUpload
+		return Upload{}, nil, 0, errNoUpload
 	}
 	if err != nil {
-		return store.Upload{}, nil, 0, err
+		return Upload{}, nil, 0, err
 	}
 	rc, size, err := s.fs.Open(ctx, up.StorageKey)
 	if errors.Is(err, filestore.ErrNotFound) {
-		return store.Upload{}, nil, 0, errNoUpload
+		return Upload{}, nil, 0, errNoUpload
 	}
 	return up, rc, size, err
 }

@@ -22,6 +22,7 @@ import (
 	"testing"
 
 	"planwerk/internal/config"
+	"planwerk/internal/files"
 	"planwerk/internal/testenv"
 )
 
@@ -59,7 +60,7 @@ func (e *env) tenant(t *testing.T, slug string) (testenv.Tenant, *testenv.Client
 // used is the tenant's storage use as the service counts it.
 func (e *env) used(t *testing.T, tenantID int64) int64 {
 	t.Helper()
-	n, err := e.srv.Service.DB.StorageUsed(context.Background(), nil, tenantID, 0)
+	n, err := files.NewTables(e.srv.Service.DB).StorageUsed(context.Background(), nil, tenantID, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,6 +103,15 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// multipartBoundary is the boundary of a multipart Content-Type.
+func multipartBoundary(contentType string) (string, bool) {
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil || !strings.HasPrefix(mt, "multipart/") || params["boundary"] == "" {
+		return "", false
+	}
+	return params["boundary"], true
+}
+
 // maxPartHeader caps the header block of each part of a multipart body:
 // its header lines and the empty line that ends them.
 const maxPartHeader = 16 << 10
@@ -379,7 +388,7 @@ func (s *Server) blob(w http.ResponseWriter, r *http.Request) error {
 
 // uploadETag is a strong entity tag of an upload's bytes, derived from
 // its storage key (unique per stored file) without showing it.
-func uploadETag(up store.Upload) string {
+func uploadETag(up files.Upload) string {
 	sum := sha256.Sum256([]byte(up.StorageKey))
 	return `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`
 }
@@ -535,4 +544,4 @@ func position(s string) (int64, bool) {
 	return n, true
 }
 
-func contentDisposition(up store.Upload) string { return filestore.ContentDisposition(up.Filename) }
+func contentDisposition(up files.Upload) string { return filestore.ContentDisposition(up.Filename) }

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"planwerk/internal/config"
-	"planwerk/internal/store"
+	"planwerk/internal/idempotency"
 	"planwerk/internal/testenv"
 )
 
@@ -231,9 +231,10 @@ func TestIdempotencyKeys(t *testing.T) {
 			// lease has run out (its process died) the next request takes
 			// it over.
 			db := srv.Service.DB
-			k := store.IdempotencyKey{TenantID: tn.ID, UserID: a.UserID, Key: "held"}
+			keys := idempotency.NewKeys(db)
+			k := idempotency.Key{TenantID: tn.ID, UserID: a.UserID, Name: "held"}
 			ctx := context.Background()
-			if ok, err := db.ClaimIdempotencyKey(ctx, k, []byte("elsewhere"), time.Now(), time.Hour, 24*time.Hour); err != nil || !ok {
+			if ok, err := keys.Claim(ctx, k, []byte("elsewhere"), time.Now(), time.Hour, 24*time.Hour); err != nil || !ok {
 				t.Fatalf("claim: %v %v", ok, err)
 			}
 			keyed(a, "held").Fail(t, http.MethodPost, "/v1/projects", M{"name": "Held"}, http.StatusConflict, "idempotency_key_in_use")
@@ -249,7 +250,7 @@ func TestIdempotencyKeys(t *testing.T) {
 				t.Fatalf("after the holder's lease ran out: %d %s", s, raw)
 			}
 			// The dead holder can no longer store an answer under the key.
-			if ok, err := db.FinishIdempotencyKey(ctx, k, []byte("elsewhere"), store.IdempotentAnswer{Status: 500}); ok || err != nil {
+			if ok, err := keys.Finish(ctx, k, []byte("elsewhere"), idempotency.Answer{Status: 500}); ok || err != nil {
 				t.Errorf("finish by the dead holder: %v %v, want false", ok, err)
 			}
 			s2, h2, raw2 := keyed(a, "held").Send(t, http.MethodPost, "/v1/projects", M{"name": "Held"})
@@ -269,7 +270,7 @@ func TestIdempotencyKeys(t *testing.T) {
 			keyed(a, "purge-old").Create(t, "projects", M{"name": "Purge old"})
 			keyed(a, "purge-new").Create(t, "projects", M{"name": "Purge new"})
 			expire(t, srv, tn.ID, "purge-old")
-			n, err := srv.Service.DB.PurgeExpiredIdempotencyKeys(context.Background(), time.Now())
+			n, err := idempotency.NewKeys(srv.Service.DB).PurgeExpired(context.Background(), time.Now())
 			if err != nil || n != 1 {
 				t.Fatalf("purge: %d %v, want 1 key removed", n, err)
 			}

@@ -18,6 +18,7 @@ import (
 	"planwerk/internal/files"
 	"planwerk/internal/filestore"
 	"planwerk/internal/gate"
+	"planwerk/internal/idempotency"
 	"planwerk/internal/metrics"
 	"planwerk/internal/records"
 	"planwerk/internal/resource"
@@ -78,8 +79,10 @@ type Deps struct {
 	Store    filestore.Store
 	Feed     *feed.Service
 	Webhooks *webhooks.Service
-	Metrics  *metrics.Metrics
-	Log      *slog.Logger
+	// Idempotency keeps the Idempotency-Keys of the requests that carry one.
+	Idempotency idempotency.Store
+	Metrics     *metrics.Metrics
+	Log         *slog.Logger
 }
 
 // Server serves the API.
@@ -97,6 +100,7 @@ type Server struct {
 	fstore  filestore.Store
 	feed    *feed.Service
 	hooks   *webhooks.Service
+	keys    *idempotency.Service
 	metrics *metrics.Metrics
 	log     *slog.Logger
 	mux     *http.ServeMux
@@ -164,6 +168,7 @@ func New(cfg Config, d Deps) *Server {
 	}
 	s := &Server{cfg: cfg, db: d.DB, auth: d.Auth, users: d.Users, tenants: d.Tenants, reg: d.Registry, records: d.Records, skills: d.Skills,
 		time: d.Time, files: d.Files, fstore: d.Store, feed: d.Feed, hooks: d.Webhooks, metrics: d.Metrics, log: d.Log, mux: http.NewServeMux(),
+		keys:   idempotency.New(d.Idempotency, idempotencyConfig(), d.Log),
 		routed: map[string]bool{}, requests: gate.New("requests", gate.Options{PerKey: cfg.TenantRequests, MaxQueue: 4 * cfg.TenantRequests})}
 	for _, r := range s.reg.All() {
 		if r.Deprecated {

@@ -7,7 +7,6 @@ import (
 	"planwerk/internal/errs"
 	"planwerk/internal/etag"
 	"planwerk/internal/feed"
-	"planwerk/internal/store"
 	"planwerk/internal/webhooks"
 )
 
@@ -32,7 +31,7 @@ type webhook struct {
 	CreatedAt    string   `json:"createdAt"`
 }
 
-func showWebhook(w store.Webhook) webhook {
+func showWebhook(w webhooks.Webhook) webhook {
 	out := webhook{ID: w.ID, URL: w.URL, Resources: w.Resources, Enabled: w.Enabled, CreatedAt: w.CreatedAt}
 	if len(out.Resources) == 0 {
 		out.Resources = nil
@@ -54,7 +53,7 @@ type delivery struct {
 	CreatedAt      string  `json:"createdAt"`
 }
 
-func showDelivery(d store.Delivery) delivery {
+func showDelivery(d webhooks.Delivery) delivery {
 	out := delivery{ID: d.ID, Change: feed.Cursor(d.Seq), Status: d.Status, Attempts: d.Attempts, CreatedAt: d.CreatedAt}
 	if d.LastStatusCode != 0 {
 		out.LastStatusCode = &d.LastStatusCode
@@ -71,7 +70,7 @@ func ifMatch(r *http.Request) webhooks.Check {
 	if im == "" {
 		return nil
 	}
-	return func(w store.Webhook) error {
+	return func(w webhooks.Webhook) error {
 		if !etag.Match(im, etag.OfValue(showWebhook(w))) {
 			return errs.New(errs.PreconditionFailed, "precondition_failed", "the webhook is not the one If-Match names")
 		}

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -305,10 +304,4 @@ func (db *DB) ChangeWindow(ctx context.Context, tenantID int64) (last, purged in
 		return 0, 0, fmt.Errorf("change window: %w", err)
 	}
 	return last, purged, nil
-}
-
-// docOf encodes a value as a change's document.
-func docOf(v any) []byte {
-	b, _ := json.Marshal(v)
-	return b
 }

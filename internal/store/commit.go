@@ -210,6 +210,30 @@ func (db *DB) single(ctx context.Context, fn func(q Querier) error) error {
 	return fn(db)
 }
 
+// writeOne runs one writing statement as a transaction of its own and
+// reports whether it changed a row.
+func (db *DB) writeOne(ctx context.Context, what, query string, args ...any) (bool, error) {
+	var res sql.Result
+	err := db.single(ctx, func(q Querier) error {
+		var err error
+		res, err = q.ExecContext(ctx, query, args...)
+		return err
+	})
+	return affected(res, err, what)
+}
+
+// affected reports whether a statement changed a row.
+func affected(res sql.Result, err error, what string) (bool, error) {
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", what, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", what, err)
+	}
+	return n > 0, nil
+}
+
 // groupTx runs fn as one write of a batch.
 func (db *DB) groupTx(ctx context.Context, fn func(q Querier) error) error {
 	c := db.committer

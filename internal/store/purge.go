@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 )
 
@@ -25,9 +24,6 @@ const (
 	// purgeTenants is the most tenants a batch of the change purge
 	// touches, each with two statements.
 	purgeTenants = 50
-	// purgeWebhooks is how many webhooks' logs a batch of the delivery
-	// purge trims.
-	purgeWebhooks = 50
 )
 
 // errPurgeCut reports a purge that ctx ended before it was done.
@@ -62,16 +58,6 @@ func (db *DB) purgeRows(ctx context.Context, what, del string, args ...any) (int
 			return total, nil
 		}
 	}
-}
-
-// PurgeExpiredIdempotencyKeys deletes the keys of every tenant that expired
-// before now and returns how many: cross-tenant housekeeping over the
-// expires_at index.
-func (db *DB) PurgeExpiredIdempotencyKeys(ctx context.Context, now time.Time) (int64, error) {
-	return db.purgeRows(ctx, "idempotency keys",
-		`DELETE FROM idempotency_keys WHERE (tenant_id, user_id, key) IN (
-		   SELECT tenant_id, user_id, key FROM idempotency_keys WHERE expires_at <= $1 LIMIT $2)`,
-		now.UnixMilli())
 }
 
 // PurgeChanges deletes the changes of every tenant recorded before cutoff
@@ -163,106 +149,4 @@ func oldestChanges(ctx context.Context, q Querier, before string) (through map[i
 		through[tenantID] = max(last, seq)
 	}
 	return through, tenants, n == purgeBatch, rows.Err()
-}
-
-// PurgeDeliveries keeps each webhook's newest keep finished deliveries and
-// deletes the older ones. It visits the webhooks, in key order and
-// purgeWebhooks at a time, not the tenants: most tenants have none. A run
-// cut short (its budget, a fault) leaves a mark, and the next run of this
-// process goes on from there, so that with more webhooks than one run
-// reaches every one is still trimmed in turn; at the end the mark goes
-// back to the first.
-func (db *DB) PurgeDeliveries(ctx context.Context, keep int) error {
-	after := db.deliveriesMark.get()
-	var done int64
-	for {
-		if ctx.Err() != nil {
-			db.deliveriesMark.set(after)
-			return errPurgeCut(ctx, "deliveries", done)
-		}
-		keys, err := db.webhookKeys(ctx, after)
-		if err != nil {
-			db.deliveriesMark.set(after)
-			return fmt.Errorf("purge deliveries: %w", err)
-		}
-		if len(keys) > 0 {
-			n, err := db.trimDeliveries(ctx, keys, keep)
-			done += n
-			if err != nil {
-				db.deliveriesMark.set(after)
-				return fmt.Errorf("purge deliveries: %w", err)
-			}
-		}
-		if len(keys) < purgeWebhooks {
-			db.deliveriesMark.set(WebhookKey{})
-			return nil
-		}
-		after = keys[len(keys)-1]
-	}
-}
-
-// purgeMark is where the next deliveries purge of this process starts:
-// a cache of progress, which a restart only sets back to the start.
-type purgeMark struct {
-	mu  sync.Mutex
-	key WebhookKey
-}
-
-func (m *purgeMark) get() WebhookKey {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.key
-}
-
-func (m *purgeMark) set(k WebhookKey) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.key = k
-}
-
-// webhookKeys returns the next purgeWebhooks webhooks after the key
-// `after`, across tenants, over the primary key.
-func (db *DB) webhookKeys(ctx context.Context, after WebhookKey) ([]WebhookKey, error) {
-	rows, err := db.read.QueryContext(ctx,
-		`SELECT tenant_id, id FROM webhooks WHERE (tenant_id, id) > ($1, $2) ORDER BY tenant_id, id LIMIT $3`,
-		after.TenantID, after.ID, purgeWebhooks)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var keys []WebhookKey
-	for rows.Next() {
-		var k WebhookKey
-		if err := rows.Scan(&k.TenantID, &k.ID); err != nil {
-			return nil, err
-		}
-		keys = append(keys, k)
-	}
-	return keys, rows.Err()
-}
-
-// trimDeliveries deletes the finished deliveries of each webhook of keys
-// beyond its newest keep, in one transaction, and returns how many went.
-func (db *DB) trimDeliveries(ctx context.Context, keys []WebhookKey, keep int) (int64, error) {
-	var total int64
-	err := db.Tx(ctx, func(q Querier) error {
-		total = 0
-		for _, k := range keys {
-			// One webhook's log, over its (tenant_id, webhook_id, seq) index.
-			res, err := q.ExecContext(ctx,
-				`DELETE FROM webhook_deliveries WHERE tenant_id = $1 AND webhook_id = $2 AND status <> $3 AND seq <= (
-				   SELECT k.seq FROM webhook_deliveries k WHERE k.tenant_id = $1 AND k.webhook_id = $2
-				   ORDER BY k.seq DESC LIMIT 1 OFFSET $4)`, k.TenantID, k.ID, DeliveryPending, keep)
-			if err != nil {
-				return err
-			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return err
-			}
-			total += n
-		}
-		return nil
-	})
-	return total, err
 }

@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -19,39 +18,6 @@ func manyTenants(t *testing.T, db *store.DB, n int) []store.Tenant {
 		out[i], _ = createTenant(t, db, fmt.Sprintf("t%03d", i), fmt.Sprintf("admin@t%03d.test", i))
 	}
 	return out
-}
-
-// TestPurgeIdempotencyKeysAcrossTenants: expired keys go in every tenant
-// and are counted, also past one batch; keys still valid stay.
-func TestPurgeIdempotencyKeysAcrossTenants(t *testing.T) {
-	t.Parallel()
-	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
-		ctx := context.Background()
-		db := testenv.OpenDB(t, b)
-		tenants := manyTenants(t, db, 7)
-		now := time.Now()
-		for _, tn := range tenants {
-			for j := range 150 {
-				keep := -time.Minute // expired a minute ago
-				if j%3 == 0 {
-					keep = time.Hour
-				}
-				k := store.IdempotencyKey{TenantID: tn.ID, UserID: 1, Key: fmt.Sprintf("k%d", j)}
-				if ok, err := db.ClaimIdempotencyKey(ctx, k, []byte("h"), now, time.Second, keep); !ok || err != nil {
-					t.Fatalf("claim: %v %v", ok, err)
-				}
-			}
-		}
-		n, err := db.PurgeExpiredIdempotencyKeys(ctx, now)
-		if err != nil || n != 7*100 {
-			t.Fatalf("purge: %d %v, want 700", n, err)
-		}
-		for _, tn := range tenants {
-			if left := count(t, db, `SELECT COUNT(*) FROM idempotency_keys WHERE tenant_id = $1`, tn.ID); left != 50 {
-				t.Errorf("tenant %s: %d keys left, want the 50 valid", tn.Slug, left)
-			}
-		}
-	})
 }
 
 // TestPurgeChangesAcrossTenants: changes older than the cutoff go in
@@ -102,56 +68,6 @@ func TestPurgeChangesAcrossTenants(t *testing.T) {
 		last, purged, _ := db.ChangeWindow(ctx, big.ID)
 		if cs, err := db.ChangesAfter(ctx, big.ID, purged, nil, 10); err != nil || len(cs) != 1 || cs[0].Seq != last {
 			t.Errorf("after the purge: %+v %v, want the one new change at %d", cs, err, last)
-		}
-	})
-}
-
-// TestPurgeDeliveriesAcrossTenants: every webhook keeps its newest
-// finished deliveries and its pending one, in every tenant, also with more
-// webhooks than one batch trims.
-func TestPurgeDeliveriesAcrossTenants(t *testing.T) {
-	t.Parallel()
-	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
-		ctx := context.Background()
-		db := testenv.OpenDB(t, b)
-		tenants := manyTenants(t, db, 3)
-		const hooks, perHook, keep = 20, 12, 5
-		now := store.Timestamp(time.Now())
-		for _, tn := range tenants {
-			for w := int64(1); w <= hooks; w++ {
-				if err := db.Tx(ctx, func(q store.Querier) error {
-					return db.InsertWebhook(ctx, q, tn.ID, store.Webhook{ID: w, URL: "https://example.test/", Secret: "s", Enabled: true, CreatedAt: now})
-				}); err != nil {
-					t.Fatal(err)
-				}
-				for seq := 1; seq <= perHook; seq++ {
-					status := store.DeliveryDelivered
-					if seq == 1 {
-						status = store.DeliveryPending // old, but still pending: kept
-					}
-					exec(t, db, `INSERT INTO webhook_deliveries (tenant_id, webhook_id, id, seq, status, attempts, created_at)
-						VALUES ($1, $2, $3, $4, $5, 1, $6)`, tn.ID, w, fmt.Sprintf("msg_%d", seq), seq, status, now)
-				}
-			}
-		}
-		if err := db.PurgeDeliveries(ctx, keep); err != nil {
-			t.Fatal(err)
-		}
-		for _, tn := range tenants {
-			for w := int64(1); w <= hooks; w++ {
-				ds, err := db.Deliveries(ctx, tn.ID, w, 100)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var seqs []int64
-				for _, d := range ds {
-					seqs = append(seqs, d.Seq)
-				}
-				got, _ := json.Marshal(seqs)
-				if want := "[12,11,10,9,8,1]"; string(got) != want {
-					t.Fatalf("tenant %s webhook %d: deliveries %s, want %s", tn.Slug, w, got, want)
-				}
-			}
 		}
 	})
 }

@@ -71,8 +71,6 @@ type DB struct {
 	// committer batches SQLite's writes (commit.go); nil commits each
 	// transaction on its own.
 	committer *committer
-	// deliveriesMark is where the next deliveries purge starts (purge.go).
-	deliveriesMark purgeMark
 	// runTx runs one attempt of a transaction where it is not tx:
 	// PostgreSQL's pipelinedTx.
 	runTx func(ctx context.Context, fn func(q Querier) error) error

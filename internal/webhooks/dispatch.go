@@ -89,16 +89,16 @@ func (s *Service) Run(ctx context.Context) error {
 // tenants holding the fewest of this instance's workers first, and among
 // those the webhooks that have waited longest. It only writes when a
 // read found some.
-func (s *Service) claim(ctx context.Context, n int) ([]store.Webhook, error) {
+func (s *Service) claim(ctx context.Context, n int) ([]Webhook, error) {
 	now := time.Now()
 	due, err := s.db.DueWebhooks(ctx, store.Timestamp(now), candidates)
 	if err != nil || len(due) == 0 {
 		return nil, err
 	}
-	var out []store.Webhook
+	var out []Webhook
 	for _, k := range s.pool.choose(due, n) {
 		w, err := s.db.LeaseWebhook(ctx, k, s.holder, store.Timestamp(now), store.Timestamp(now.Add(s.cfg.Lease)))
-		if errors.Is(err, store.ErrLeaseLost) {
+		if errors.Is(err, ErrLeaseLost) {
 			continue // taken meanwhile by another instance
 		}
 		if err != nil {
@@ -142,7 +142,7 @@ func (s *Service) observeOldest(ctx context.Context) {
 // work delivers a leased webhook's changes in order until it has none,
 // waits for a retry, or has had its time budget while others wait for a
 // worker; then it gives the lease up.
-func (s *Service) work(ctx context.Context, w store.Webhook) {
+func (s *Service) work(ctx context.Context, w Webhook) {
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
@@ -180,16 +180,16 @@ func (s *Service) work(ctx context.Context, w store.Webhook) {
 	}
 }
 
-func (s *Service) stepFailed(ctx context.Context, w store.Webhook, err error) {
-	if ctx.Err() == nil && !errors.Is(err, store.ErrLeaseLost) {
+func (s *Service) stepFailed(ctx context.Context, w Webhook, err error) {
+	if ctx.Err() == nil && !errors.Is(err, ErrLeaseLost) {
 		s.log.Warn("webhook delivery", "tenant", w.TenantID, "webhook", w.ID, "err", err)
 	}
 }
 
 // step makes the webhook's next delivery attempt: the pending delivery
 // when it is due, else the next change. more says whether to go on.
-func (s *Service) step(ctx context.Context, w *store.Webhook, queue *[]store.Change) (more bool, err error) {
-	var d store.Delivery
+func (s *Service) step(ctx context.Context, w *Webhook, queue *[]store.Change) (more bool, err error) {
+	var d Delivery
 	var c store.Change
 	if w.RetryAt != "" {
 		if w.RetryAt > store.Timestamp(time.Now()) {
@@ -209,7 +209,7 @@ func (s *Service) step(ctx context.Context, w *store.Webhook, queue *[]store.Cha
 		// The delivery is first stored with the outcome of its first
 		// attempt: one write per delivery. Its message id is derived, so a
 		// first attempt made again after a crash carries the same one.
-		d = store.Delivery{ID: messageID(*w, c.Seq), Seq: c.Seq, Status: store.DeliveryPending, CreatedAt: store.Timestamp(time.Now())}
+		d = Delivery{ID: messageID(*w, c.Seq), Seq: c.Seq, Status: DeliveryPending, CreatedAt: store.Timestamp(time.Now())}
 	}
 	code, sendErr := s.sender.send(ctx, *w, d.ID, c)
 	if ctx.Err() != nil {
@@ -226,7 +226,7 @@ func (s *Service) step(ctx context.Context, w *store.Webhook, queue *[]store.Cha
 // pending loads the webhook's pending delivery and its change. A change
 // no longer kept fails the delivery, and the webhook moves on (ok false,
 // no error: go on).
-func (s *Service) pending(ctx context.Context, w *store.Webhook) (store.Delivery, store.Change, bool, error) {
+func (s *Service) pending(ctx context.Context, w *Webhook) (Delivery, store.Change, bool, error) {
 	d, err := s.db.PendingDelivery(ctx, w.TenantID, w.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		w.RetryAt = ""
@@ -240,7 +240,7 @@ func (s *Service) pending(ctx context.Context, w *store.Webhook) (store.Delivery
 		return d, store.Change{}, false, err
 	}
 	if len(cs) == 0 || cs[0].Seq != d.Seq {
-		d.Status, d.NextAttemptAt = store.DeliveryFailed, ""
+		d.Status, d.NextAttemptAt = DeliveryFailed, ""
 		w.Position, w.RetryAt = d.Seq, ""
 		s.cfg.Metrics.Delivery("failed")
 		return d, store.Change{}, false, s.save(ctx, w, &d, false)
@@ -250,7 +250,7 @@ func (s *Service) pending(ctx context.Context, w *store.Webhook) (store.Delivery
 
 // next reads the webhook's next changes. When it has none, its position
 // moves past the changes of resources it does not take.
-func (s *Service) next(ctx context.Context, w *store.Webhook) ([]store.Change, error) {
+func (s *Service) next(ctx context.Context, w *Webhook) ([]store.Change, error) {
 	// The last position is read first: every change up to it has
 	// committed, so none the read below misses can be passed over.
 	last, _, err := s.db.ChangeWindow(ctx, w.TenantID)
@@ -265,8 +265,8 @@ func (s *Service) next(ctx context.Context, w *store.Webhook) ([]store.Change, e
 	return nil, s.save(ctx, w, nil, false)
 }
 
-func (s *Service) delivered(ctx context.Context, w *store.Webhook, d *store.Delivery, c store.Change) error {
-	d.Status, d.NextAttemptAt = store.DeliveryDelivered, ""
+func (s *Service) delivered(ctx context.Context, w *Webhook, d *Delivery, c store.Change) error {
+	d.Status, d.NextAttemptAt = DeliveryDelivered, ""
 	w.Position, w.RetryAt, w.FailingSince = d.Seq, "", ""
 	s.cfg.Metrics.Delivery("delivered")
 	if at, err := time.Parse(store.TimeFormat, c.At); err == nil {
@@ -278,14 +278,14 @@ func (s *Service) delivered(ctx context.Context, w *store.Webhook, d *store.Deli
 // failed records a failed attempt: retried later, or after RetryFor the
 // delivery fails and the webhook moves on. A webhook failing for
 // DisableAfter is disabled.
-func (s *Service) failed(ctx context.Context, w *store.Webhook, d *store.Delivery) (bool, error) {
+func (s *Service) failed(ctx context.Context, w *Webhook, d *Delivery) (bool, error) {
 	now := time.Now()
 	if w.FailingSince == "" {
 		w.FailingSince = store.Timestamp(now)
 	}
 	created, _ := time.Parse(store.TimeFormat, d.CreatedAt)
 	if now.Sub(created) >= s.cfg.RetryFor {
-		d.Status, d.NextAttemptAt = store.DeliveryFailed, ""
+		d.Status, d.NextAttemptAt = DeliveryFailed, ""
 		w.Position, w.RetryAt = d.Seq, ""
 		s.cfg.Metrics.Delivery("failed")
 	} else {
@@ -302,12 +302,12 @@ func (s *Service) failed(ctx context.Context, w *store.Webhook, d *store.Deliver
 			"failingSince", w.FailingSince)
 	}
 	err := s.save(ctx, w, d, disable)
-	return err == nil && !disable && d.Status == store.DeliveryFailed, err
+	return err == nil && !disable && d.Status == DeliveryFailed, err
 }
 
-func (s *Service) save(ctx context.Context, w *store.Webhook, d *store.Delivery, disable bool) error {
+func (s *Service) save(ctx context.Context, w *Webhook, d *Delivery, disable bool) error {
 	return s.db.SaveProgress(ctx, w.TenantID, w.ID, s.holder,
-		store.Progress{Position: w.Position, RetryAt: w.RetryAt, FailingSince: w.FailingSince, Disable: disable}, d)
+		Progress{Position: w.Position, RetryAt: w.RetryAt, FailingSince: w.FailingSince, Disable: disable}, d)
 }
 
 // backoff is the wait before the retry that follows attempt n (1, 2, …):
@@ -329,7 +329,7 @@ func (s *Service) backoff(n int) time.Duration {
 // messageID is the message id (the webhook-id header) of the delivery
 // of change seq by webhook w: the same whenever it is sent, unique per
 // webhook and change, and telling nothing of the secret it is keyed with.
-func messageID(w store.Webhook, seq int64) string {
+func messageID(w Webhook, seq int64) string {
 	mac := hmac.New(sha256.New, []byte(w.Secret))
 	fmt.Fprintf(mac, "planwerk webhook message %d %d %d", w.TenantID, w.ID, seq)
 	return "msg_" + hex.EncodeToString(mac.Sum(nil)[:16])
@@ -369,7 +369,7 @@ func (p *pool) give(tenant int64) {
 
 // choose picks up to n of the due webhooks (longest waiting first), one
 // at a time from the tenant that would then hold the fewest workers.
-func (p *pool) choose(due []store.WebhookKey, n int) []store.WebhookKey {
+func (p *pool) choose(due []Key, n int) []Key {
 	p.mu.Lock()
 	held := make(map[int64]int, len(p.byTenant))
 	for t, c := range p.byTenant {
@@ -377,7 +377,7 @@ func (p *pool) choose(due []store.WebhookKey, n int) []store.WebhookKey {
 	}
 	p.mu.Unlock()
 	due = slices.Clone(due)
-	var out []store.WebhookKey
+	var out []Key
 	for len(out) < n && len(due) > 0 {
 		best := 0
 		for i, k := range due {
@@ -394,7 +394,7 @@ func (p *pool) choose(due []store.WebhookKey, n int) []store.WebhookKey {
 
 // anyNoBusier reports whether one of due belongs to a tenant holding no
 // more workers than tenant.
-func (p *pool) anyNoBusier(due []store.WebhookKey, tenant int64) bool {
+func (p *pool) anyNoBusier(due []Key, tenant int64) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, k := range due {

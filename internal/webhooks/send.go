@@ -65,7 +65,7 @@ func Body(c store.Change) ([]byte, error) {
 
 // send posts change c as message id to the webhook and returns the
 // answer's status (0 when there was none) and an error unless it is 2xx.
-func (s *sender) send(ctx context.Context, w store.Webhook, id string, c store.Change) (int, error) {
+func (s *sender) send(ctx context.Context, w Webhook, id string, c store.Change) (int, error) {
 	body, err := Body(c)
 	if err != nil {
 		return 0, err

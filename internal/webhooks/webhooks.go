@@ -33,29 +33,31 @@ const (
 	secretBytes   = 32
 )
 
-// Store is what webhooks need of the database.
+// Store is what webhooks need of the database: the engine's
+// transactions and change feed, and their own tables (Tables).
 type Store interface {
 	Tx(ctx context.Context, fn func(q store.Querier) error) error
 	NewID(ctx context.Context, q store.Querier, tenantID int64) (int64, error)
-	InsertWebhook(ctx context.Context, q store.Querier, tenantID int64, w store.Webhook) error
+	InsertWebhook(ctx context.Context, q store.Querier, tenantID int64, w Webhook) error
 	CountWebhooks(ctx context.Context, q store.Querier, tenantID int64) (int, error)
 	Lock(ctx context.Context, q store.Querier, tenantID int64, key string) error
-	Webhooks(ctx context.Context, tenantID int64) ([]store.Webhook, error)
-	WebhookByID(ctx context.Context, tenantID, id int64) (store.Webhook, error)
-	LockWebhook(ctx context.Context, q store.Querier, tenantID, id int64) (store.Webhook, error)
-	UpdateWebhook(ctx context.Context, q store.Querier, tenantID int64, w store.Webhook) error
+	Webhooks(ctx context.Context, tenantID int64) ([]Webhook, error)
+	WebhookByID(ctx context.Context, tenantID, id int64) (Webhook, error)
+	LockWebhook(ctx context.Context, q store.Querier, tenantID, id int64) (Webhook, error)
+	UpdateWebhook(ctx context.Context, q store.Querier, tenantID int64, w Webhook) error
 	DeleteWebhook(ctx context.Context, q store.Querier, tenantID, id int64) error
-	Deliveries(ctx context.Context, tenantID, webhookID int64, limit int) ([]store.Delivery, error)
-	PendingDelivery(ctx context.Context, tenantID, webhookID int64) (store.Delivery, error)
+	Deliveries(ctx context.Context, tenantID, webhookID int64, limit int) ([]Delivery, error)
+	PendingDelivery(ctx context.Context, tenantID, webhookID int64) (Delivery, error)
 	ChangeWindow(ctx context.Context, tenantID int64) (last, purged int64, err error)
 	ChangesAfter(ctx context.Context, tenantID, after int64, resources []string, limit int) ([]store.Change, error)
 	ChangeSignal() <-chan struct{}
-	DueWebhooks(ctx context.Context, now string, limit int) ([]store.WebhookKey, error)
-	LeaseWebhook(ctx context.Context, k store.WebhookKey, holder, now, until string) (store.Webhook, error)
+	DueWebhooks(ctx context.Context, now string, limit int) ([]Key, error)
+	LeaseWebhook(ctx context.Context, k Key, holder, now, until string) (Webhook, error)
 	RenewLease(ctx context.Context, tenantID, id int64, holder, until string) error
 	ReleaseLease(ctx context.Context, tenantID, id int64, holder, now string) error
-	SaveProgress(ctx context.Context, tenantID, webhookID int64, holder string, p store.Progress, d *store.Delivery) error
+	SaveProgress(ctx context.Context, tenantID, webhookID int64, holder string, p Progress, d *Delivery) error
 	OldestUndelivered(ctx context.Context) (string, error)
+	PurgeDeliveries(ctx context.Context, keep int) error
 }
 
 // Metrics learns what deliveries do.
@@ -157,16 +159,16 @@ func adminOnly(caller auth.Principal) error {
 // Create subscribes a URL to the tenant's changes from a request body:
 // url and resources (all when left out). Only changes committed after
 // it are delivered.
-func (s *Service) Create(ctx context.Context, caller auth.Principal, input map[string]any) (store.Webhook, error) {
+func (s *Service) Create(ctx context.Context, caller auth.Principal, input map[string]any) (Webhook, error) {
 	if err := adminOnly(caller); err != nil {
-		return store.Webhook{}, err
+		return Webhook{}, err
 	}
-	w := store.Webhook{Enabled: true}
+	w := Webhook{Enabled: true}
 	if err := s.parse(input, &w, false); err != nil {
-		return store.Webhook{}, err
+		return Webhook{}, err
 	}
 	if err := s.checkHost(ctx, w.URL); err != nil {
-		return store.Webhook{}, err
+		return Webhook{}, err
 	}
 	w.Secret = newSecret()
 	w.CreatedAt = store.Timestamp(time.Now())
@@ -195,7 +197,7 @@ func (s *Service) Create(ctx context.Context, caller auth.Principal, input map[s
 		return s.db.InsertWebhook(ctx, q, caller.TenantID, w)
 	})
 	if err != nil {
-		return store.Webhook{}, fmt.Errorf("create webhook: %w", err)
+		return Webhook{}, fmt.Errorf("create webhook: %w", err)
 	}
 	w.TenantID = caller.TenantID
 	return w, nil
@@ -209,7 +211,7 @@ func newSecret() string {
 
 // parse reads a webhook's fields into w, naming every invalid one; a
 // patch may leave any out and may set enabled.
-func (s *Service) parse(input map[string]any, w *store.Webhook, patch bool) error {
+func (s *Service) parse(input map[string]any, w *Webhook, patch bool) error {
 	var problems []errs.Problem
 	known := []string{"url", "resources"}
 	if patch {
@@ -280,7 +282,7 @@ func joinNames(names []string) string {
 }
 
 // List lists the tenant's webhooks. Admins only.
-func (s *Service) List(ctx context.Context, caller auth.Principal) ([]store.Webhook, error) {
+func (s *Service) List(ctx context.Context, caller auth.Principal) ([]Webhook, error) {
 	if err := adminOnly(caller); err != nil {
 		return nil, err
 	}
@@ -288,33 +290,33 @@ func (s *Service) List(ctx context.Context, caller auth.Principal) ([]store.Webh
 }
 
 // Get returns one webhook. Admins only.
-func (s *Service) Get(ctx context.Context, caller auth.Principal, id int64) (store.Webhook, error) {
+func (s *Service) Get(ctx context.Context, caller auth.Principal, id int64) (Webhook, error) {
 	if err := adminOnly(caller); err != nil {
-		return store.Webhook{}, err
+		return Webhook{}, err
 	}
 	return s.db.WebhookByID(ctx, caller.TenantID, id)
 }
 
 // Check refuses a write to a webhook as it is (If-Match); nil checks nothing.
-type Check func(w store.Webhook) error
+type Check func(w Webhook) error
 
 // Update changes a webhook's url, resources or enabled flag. check runs
 // on the webhook as it is, inside the write.
-func (s *Service) Update(ctx context.Context, caller auth.Principal, id int64, input map[string]any, check Check) (store.Webhook, error) {
+func (s *Service) Update(ctx context.Context, caller auth.Principal, id int64, input map[string]any, check Check) (Webhook, error) {
 	if err := adminOnly(caller); err != nil {
-		return store.Webhook{}, err
+		return Webhook{}, err
 	}
 	// A new URL's host is resolved before the transaction, which must not
 	// wait on DNS while it holds the webhook (or SQLite's one writer).
 	if raw, ok := input["url"].(string); ok && checkURL(raw) == "" {
 		if _, err := s.db.WebhookByID(ctx, caller.TenantID, id); err != nil {
-			return store.Webhook{}, err // another tenant's id: 404, not a word about its URL
+			return Webhook{}, err // another tenant's id: 404, not a word about its URL
 		}
 		if err := s.checkHost(ctx, raw); err != nil {
-			return store.Webhook{}, err
+			return Webhook{}, err
 		}
 	}
-	var w store.Webhook
+	var w Webhook
 	err := s.db.Tx(ctx, func(q store.Querier) error {
 		var err error
 		if w, err = s.lockChecked(ctx, q, caller.TenantID, id, check); err != nil {
@@ -326,18 +328,18 @@ func (s *Service) Update(ctx context.Context, caller auth.Principal, id int64, i
 		return s.db.UpdateWebhook(ctx, q, caller.TenantID, w)
 	})
 	if err != nil {
-		return store.Webhook{}, err
+		return Webhook{}, err
 	}
 	return w, nil
 }
 
 // Delete removes a webhook and its deliveries log. check runs on the
 // webhook as it is, inside the write.
-func (s *Service) Delete(ctx context.Context, caller auth.Principal, id int64, check Check) (store.Webhook, error) {
+func (s *Service) Delete(ctx context.Context, caller auth.Principal, id int64, check Check) (Webhook, error) {
 	if err := adminOnly(caller); err != nil {
-		return store.Webhook{}, err
+		return Webhook{}, err
 	}
-	var w store.Webhook
+	var w Webhook
 	err := s.db.Tx(ctx, func(q store.Querier) error {
 		var err error
 		if w, err = s.lockChecked(ctx, q, caller.TenantID, id, check); err != nil {
@@ -350,21 +352,21 @@ func (s *Service) Delete(ctx context.Context, caller auth.Principal, id int64, c
 
 // lockChecked locks the tenant's webhook id for the rest of the write and
 // runs check (when given) on it as it is.
-func (s *Service) lockChecked(ctx context.Context, q store.Querier, tenantID, id int64, check Check) (store.Webhook, error) {
+func (s *Service) lockChecked(ctx context.Context, q store.Querier, tenantID, id int64, check Check) (Webhook, error) {
 	w, err := s.db.LockWebhook(ctx, q, tenantID, id)
 	if err != nil {
-		return store.Webhook{}, err
+		return Webhook{}, err
 	}
 	if check != nil {
 		if err := check(w); err != nil {
-			return store.Webhook{}, err
+			return Webhook{}, err
 		}
 	}
 	return w, nil
 }
 
 // Deliveries returns a webhook's newest deliveries. Admins only.
-func (s *Service) Deliveries(ctx context.Context, caller auth.Principal, id int64) ([]store.Delivery, error) {
+func (s *Service) Deliveries(ctx context.Context, caller auth.Principal, id int64) ([]Delivery, error) {
 	if _, err := s.Get(ctx, caller, id); err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package store
+package webhooks
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"planwerk/internal/store"
 )
 
 // TestPurgeDeliveriesGoesOn: a deliveries purge starts where the last one
@@ -14,7 +16,7 @@ import (
 func TestPurgeDeliveriesGoesOn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "purge.db"))
+	db, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "purge.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,19 +24,18 @@ func TestPurgeDeliveriesGoesOn(t *testing.T) {
 	if _, err := db.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var tn Tenant
-	if err := db.Tx(ctx, func(q Querier) error {
-		var err error
-		tn, err = db.InsertTenant(ctx, q, "acme", "Acme")
-		return err
-	}); err != nil {
+	const hooks, perHook, keep = 2*purgeWebhooks + 10, 4, 2
+	now := store.Timestamp(time.Now())
+	// A tenant row: the webhooks' foreign key needs one.
+	var tn store.Tenant
+	if err := db.QueryRowContext(ctx, `INSERT INTO tenants (slug, name, created_at, updated_at) VALUES ('acme', 'Acme', $1, $1) RETURNING id`,
+		now).Scan(&tn.ID); err != nil {
 		t.Fatal(err)
 	}
-	const hooks, perHook, keep = 2*purgeWebhooks + 10, 4, 2
-	now := Timestamp(time.Now())
-	err = db.Tx(ctx, func(q Querier) error {
+	tables := NewTables(db)
+	err = db.Tx(ctx, func(q store.Querier) error {
 		for w := int64(1); w <= hooks; w++ {
-			if err := db.InsertWebhook(ctx, q, tn.ID, Webhook{ID: w, URL: "https://example.test/", Secret: "s", Enabled: true, CreatedAt: now}); err != nil {
+			if err := tables.InsertWebhook(ctx, q, tn.ID, Webhook{ID: w, URL: "https://example.test/", Secret: "s", Enabled: true, CreatedAt: now}); err != nil {
 				return err
 			}
 			for seq := 1; seq <= perHook; seq++ {
@@ -50,7 +51,7 @@ func TestPurgeDeliveriesGoesOn(t *testing.T) {
 		t.Fatal(err)
 	}
 	count := func(w int64) int {
-		ds, err := db.Deliveries(ctx, tn.ID, w, 100)
+		ds, err := tables.Deliveries(ctx, tn.ID, w, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,19 +59,19 @@ func TestPurgeDeliveriesGoesOn(t *testing.T) {
 	}
 
 	// A run cut short before it did anything keeps the mark where it was.
-	mid := WebhookKey{TenantID: tn.ID, ID: hooks / 2}
-	db.deliveriesMark.set(mid)
+	mid := Key{TenantID: tn.ID, ID: hooks / 2}
+	tables.mark.set(mid)
 	ended, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := db.PurgeDeliveries(ended, keep); err == nil {
+	if err := tables.PurgeDeliveries(ended, keep); err == nil {
 		t.Fatal("a purge on an ended context reported success")
 	}
-	if got := db.deliveriesMark.get(); got != mid {
+	if got := tables.mark.get(); got != mid {
 		t.Fatalf("mark %v after a cut run, want %v", got, mid)
 	}
 
 	// The next run goes on from the mark to the end, then starts over.
-	if err := db.PurgeDeliveries(ctx, keep); err != nil {
+	if err := tables.PurgeDeliveries(ctx, keep); err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range []int64{1, mid.ID} {
@@ -83,10 +84,10 @@ func TestPurgeDeliveriesGoesOn(t *testing.T) {
 			t.Errorf("webhook %d, after the mark: %d deliveries, want %d", w, n, keep)
 		}
 	}
-	if got := db.deliveriesMark.get(); got != (WebhookKey{}) {
+	if got := tables.mark.get(); got != (Key{}) {
 		t.Fatalf("mark %v after a run reached the end, want the start", got)
 	}
-	if err := db.PurgeDeliveries(ctx, keep); err != nil {
+	if err := tables.PurgeDeliveries(ctx, keep); err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range []int64{1, mid.ID} {

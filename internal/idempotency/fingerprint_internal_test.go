@@ -1,4 +1,4 @@
-package httpapi
+package idempotency
 
 import (
 	"bytes"
@@ -11,8 +11,9 @@ import (
 	"testing/iotest"
 )
 
-// fingerprintOf fingerprints a request as the edge does: the handler
-// reads what read reads (nil: nothing), the rest is drained.
+// fingerprintOf fingerprints a request as Serve does: the handler reads
+// what read reads (nil: nothing), the rest is drained. The part headers
+// are not bounded: the bodies here have small ones.
 func fingerprintOf(t *testing.T, target, contentType string, body []byte, limit int64, read func(io.Reader)) []byte {
 	t.Helper()
 	r := httptest.NewRequest(http.MethodPost, target, bytes.NewReader(body))
@@ -20,7 +21,7 @@ func fingerprintOf(t *testing.T, target, contentType string, body []byte, limit 
 	if limit > 0 {
 		r.Body = http.MaxBytesReader(httptest.NewRecorder(), r.Body, limit)
 	}
-	f := newFingerprint(r)
+	f := newFingerprint(r, nil)
 	defer f.close()
 	if read != nil {
 		read(f)
