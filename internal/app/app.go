@@ -25,7 +25,6 @@ import (
 	"planwerk/internal/filestore"
 	"planwerk/internal/holidays"
 	"planwerk/internal/httpapi"
-	"planwerk/internal/idempotency"
 	"planwerk/internal/jobs"
 	"planwerk/internal/metrics"
 	"planwerk/internal/ratelimit"
@@ -364,10 +363,10 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 	if err != nil {
 		return nil, err
 	}
-	uploads := files.NewTables(db)
+	t := newTables(db)
 	secret := []byte(cfg.URLSecret)
 	if len(secret) == 0 {
-		if secret, err = uploads.Secret(ctx, "download-url-signing", 32); err != nil {
+		if secret, err = t.uploads.Secret(ctx, "download-url-signing", 32); err != nil {
 			return nil, err
 		}
 	}
@@ -379,7 +378,6 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 	if err != nil {
 		return nil, err
 	}
-	t := newTables(db)
 	svc.Hasher = auth.NewHasherCost(runtime.NumCPU(), o.hashCost)
 	svc.Auth = auth.NewService(t.auth, accounts{t.users}, svc.Hasher, auth.Config{
 		AccessTTL:    cfg.TokenTTL,
@@ -397,13 +395,13 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 	if svc.Records, err = records.New(db, svc.Registry, d.rules()); err != nil {
 		return nil, err
 	}
-	fileSvc := files.New(uploads, fs, svc.Registry, svc.Records,
+	fileSvc := files.New(t.uploads, fs, svc.Registry, svc.Records,
 		limiter("files", ratelimit.Rule{Burst: cfg.FileRate, Every: time.Minute / time.Duration(cfg.FileRate)}),
 		files.Config{MaxUploadBytes: cfg.MaxUploadBytes, TenantStorageBytes: cfg.TenantStorageBytes, Secret: secret, Metrics: svc.Metrics,
 			StepTimeout: cfg.RequestTimeout, IdleTimeout: cfg.RequestTimeout}, log)
 	svc.Uploads = fileSvc
 	svc.Feed = feed.New(db, svc.visibleChange, feed.Config{Resources: feedResources(svc.Registry), Metrics: svc.Metrics, Look: cfg.FeedLook})
-	svc.Webhooks = webhooks.New(webhooks.NewTables(db), webhooks.Config{AllowPrivate: cfg.WebhookAllowPrivate, DisableAfter: cfg.WebhookDisableAfter,
+	svc.Webhooks = webhooks.New(t.webhooks, webhooks.Config{AllowPrivate: cfg.WebhookAllowPrivate, DisableAfter: cfg.WebhookDisableAfter,
 		RetryBase: cfg.WebhookRetryBase, RetryFor: cfg.WebhookRetryFor, Poll: cfg.WebhookPoll, Budget: cfg.WebhookBudget, Lookup: cfg.WebhookLookup,
 		Metrics: svc.Metrics}, feedResources(svc.Registry), log)
 	svc.Handler = httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20, MaxUploadBytes: cfg.MaxUploadBytes, PublicURL: cfg.PublicURL,
@@ -411,7 +409,7 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 		MetricsElsewhere: cfg.MetricsAddr != "", CORSOrigins: cfg.CORSOrigins, TrustedProxies: cfg.TrustedProxies},
 		httpapi.Deps{DB: db, Auth: svc.Auth, Users: t.users, Tenants: resolver, Registry: svc.Registry, Records: svc.Records,
 			Time: d.time, Skills: d.skills, Files: fileSvc, Store: fs, Feed: svc.Feed, Webhooks: svc.Webhooks,
-			Idempotency: idempotency.NewKeys(db), Metrics: svc.Metrics, Log: log})
+			Idempotency: t.idempotency, Metrics: svc.Metrics, Log: log})
 	for _, g := range append(db.Shares(), svc.Hasher.Share(), svc.Records.Share(), svc.Handler.Share()) {
 		svc.Metrics.Watch(g)
 	}

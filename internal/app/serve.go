@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"planwerk/internal/config"
-	"planwerk/internal/idempotency"
 )
 
 func runServe(ctx context.Context, args []string, stdio IO) error {
@@ -146,11 +145,12 @@ func purgeExpired(ctx context.Context, svc *Service, changeRetention time.Durati
 			log.Info("purged "+what, "removed", n)
 		}
 	}
+	t := newTables(db)
 	purge("expired tokens", func(ctx context.Context) (int64, error) {
-		return 0, newTables(db).auth.PurgeExpiredTokens(ctx, time.Now().Add(-24*time.Hour))
+		return 0, t.auth.PurgeExpiredTokens(ctx, time.Now().Add(-24*time.Hour))
 	})
 	purge("expired idempotency keys", func(ctx context.Context) (int64, error) {
-		return idempotency.NewKeys(db).PurgeExpired(ctx, time.Now())
+		return t.idempotency.PurgeExpired(ctx, time.Now())
 	})
 	purge("old changes", func(ctx context.Context) (int64, error) {
 		return 0, db.PurgeChanges(ctx, time.Now().Add(-changeRetention))

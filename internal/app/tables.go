@@ -4,22 +4,29 @@ import (
 	"context"
 
 	"planwerk/internal/auth"
+	"planwerk/internal/files"
+	"planwerk/internal/idempotency"
 	"planwerk/internal/store"
 	"planwerk/internal/timetrack"
 	"planwerk/internal/users"
+	"planwerk/internal/webhooks"
 )
 
 // tables are the domains' tables on one database: the domains keep their
 // own queries, on the engine's surface.
 type tables struct {
-	auth     *auth.Tables
-	users    *users.Tables
-	settings *timetrack.SettingsTable
+	auth        *auth.Tables
+	users       *users.Tables
+	settings    *timetrack.SettingsTable
+	uploads     *files.Tables
+	webhooks    *webhooks.Tables
+	idempotency *idempotency.Keys
 }
 
 func newTables(db *store.DB) tables {
 	a := auth.NewTables(db)
-	return tables{auth: a, users: users.NewTables(db, a), settings: timetrack.NewSettingsTable(db)}
+	return tables{auth: a, users: users.NewTables(db, a), settings: timetrack.NewSettingsTable(db),
+		uploads: files.NewTables(db), webhooks: webhooks.NewTables(db), idempotency: idempotency.NewKeys(db)}
 }
 
 // accounts is what sign-in needs of the users' table (auth.Users).
