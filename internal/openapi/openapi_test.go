@@ -534,6 +534,33 @@ func TestOpenAPIContents(t *testing.T) {
 	if tok.Post.Security == nil || len(*tok.Post.Security) != 0 {
 		t.Errorf("token endpoint security = %v, want []", tok.Post.Security)
 	}
+	checkWebhookSecurity(t, raw)
+}
+
+// checkWebhookSecurity checks that every webhook operation of the rendered
+// document says "security": [] itself. Deliveries carry no bearer token
+// (they are signed), and without its own empty security an operation
+// inherits the document's global one: ogen then generates a WebhookClient
+// that asks for security it has no source for, and does not compile.
+func checkWebhookSecurity(t *testing.T, raw map[string]any) {
+	t.Helper()
+	hooks, _ := raw["webhooks"].(map[string]any)
+	ops := 0
+	for name, item := range hooks {
+		for method, op := range item.(map[string]any) {
+			ops++
+			sec, ok := op.(map[string]any)["security"]
+			if list, isList := sec.([]any); !ok || !isList || len(list) != 0 {
+				t.Errorf("webhook %s %s: security = %s, want its own []", name, method, jsonString(sec))
+			}
+			if d, _ := op.(map[string]any)["description"].(string); !strings.Contains(d, "signed") {
+				t.Errorf("webhook %s %s: the description does not say that the request is signed", name, method)
+			}
+		}
+	}
+	if ops == 0 {
+		t.Error("the document describes no webhook operation")
+	}
 }
 
 func anyStrings(v any) []string {

@@ -645,7 +645,11 @@ func webhookDeliveryDoc() map[string]*PathItem {
 		Description: "One POST per change, in order per webhook: the next after this one was answered 2xx within 10 " +
 			"seconds or failed for good. Any other answer (redirects are not followed), a timeout or no connection is " +
 			"retried after about 5 seconds, then at doubling intervals up to an hour, for 24 hours; then the delivery " +
-			"is `failed` and the next change follows. Verify the signature, then deduplicate by `webhook-id`.",
+			"is `failed` and the next change follows. The request carries no bearer token: it is signed with the " +
+			"webhook's secret (the `webhook-signature` header). Verify the signature, then deduplicate by `webhook-id`.",
+		// Its own empty security: the document's global one (a bearer
+		// token) is for requests to the service, not for its deliveries.
+		Security:    &[]map[string][]string{},
 		Parameters:  signatureHeaders,
 		RequestBody: jsonBody("The change.", schemaRef("WebhookMessage")),
 		Responses: map[string]*Response{
