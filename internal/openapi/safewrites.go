@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"maps"
 	"net/http"
 	"strings"
 )
@@ -49,10 +50,14 @@ func (b *builder) safeWriteComponents() {
 // of the data API the Idempotency-Key.
 func (b *builder) safeWrite(method string, op *Operation) {
 	bearer := op.Security != nil && len(*op.Security) > 0
+	// The answers may be shared with the route table, and so with every
+	// document built from it (one per service; tests build many at
+	// once): change copies only.
+	op.Responses = maps.Clone(op.Responses)
 	if op.record {
 		for status, r := range op.Responses {
 			if strings.HasPrefix(status, "2") && r.Ref == "" {
-				addHeader(r, "ETag")
+				op.Responses[status] = withHeader(r, "ETag")
 			}
 		}
 		switch method {
@@ -68,14 +73,16 @@ func (b *builder) safeWrite(method string, op *Operation) {
 		op.Parameters = append(op.Parameters, Parameter{Ref: "#/components/parameters/IdempotencyKey"})
 		for status, r := range op.Responses {
 			if strings.HasPrefix(status, "2") && r.Ref == "" {
-				addHeader(r, "Idempotent-Replayed")
+				op.Responses[status] = withHeader(r, "Idempotent-Replayed")
 			}
 		}
 		switch r := op.Responses["409"]; {
 		case r == nil:
 			op.Responses["409"] = &Response{Ref: "#/components/responses/Conflict"}
 		case r.Ref == "" && !strings.Contains(r.Description, "idempotency_key_in_use"):
-			r.Description += " Or the first request with the same `Idempotency-Key` is still running (`idempotency_key_in_use`)."
+			c := *r
+			c.Description += " Or the first request with the same `Idempotency-Key` is still running (`idempotency_key_in_use`)."
+			op.Responses["409"] = &c
 		}
 		op.Responses["422"] = &Response{Ref: "#/components/responses/UnprocessableEntity"}
 		if op.record && op.Responses["404"] == nil {
@@ -84,9 +91,13 @@ func (b *builder) safeWrite(method string, op *Operation) {
 	}
 }
 
-func addHeader(r *Response, name string) {
-	if r.Headers == nil {
-		r.Headers = map[string]Header{}
+// withHeader returns a copy of r that also names the header.
+func withHeader(r *Response, name string) *Response {
+	c := *r
+	c.Headers = maps.Clone(r.Headers)
+	if c.Headers == nil {
+		c.Headers = map[string]Header{}
 	}
-	r.Headers[name] = Header{Ref: "#/components/headers/" + name}
+	c.Headers[name] = Header{Ref: "#/components/headers/" + name}
+	return &c
 }
