@@ -26,7 +26,7 @@ func TestWritesSurviveKill(t *testing.T) {
 		t.Skip("builds and kills a server: skipped with -short")
 	}
 	bin := testenv.BuildBinary(t, t.TempDir())
-	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+	testenv.EachInTurn(t, func(t *testing.T, b testenv.Backend) {
 		env := []string{"PLANWERK_DATABASE=" + testenv.DSN(t, b), "PLANWERK_FILES=" + t.TempDir()}
 		create := exec.Command(bin, "tenant", "create", "--slug", "acme", "--admin-email", "admin@acme.test", "--admin-password", "acme-password")
 		create.Env = append(os.Environ(), env...)

@@ -180,7 +180,7 @@ func (s *rfService) checkFallbackMetrics(t *testing.T) {
 // file limits work with counts in the process, and counts are shared
 // again once Redis comes.
 func TestRedisDownAtStartup(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+	testenv.EachInTurn(t, func(t *testing.T, b testenv.Backend) {
 		const db = 13
 		rfOwnDB(t, db)
 		p := testenv.NewProxy(t, rfRedis)
@@ -214,7 +214,7 @@ func TestRedisDownAtStartup(t *testing.T) {
 // TestRedisFrozen: a Redis that stops answering (connections open, no
 // data) makes no request fail or hang.
 func TestRedisFrozen(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+	testenv.EachInTurn(t, func(t *testing.T, b testenv.Backend) {
 		const db = 14
 		rfOwnDB(t, db)
 		p := testenv.NewProxy(t, rfRedis)

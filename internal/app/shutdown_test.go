@@ -64,7 +64,7 @@ func TestShutdownCutsUploads(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	bin := testenv.BuildBinary(t, t.TempDir())
-	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+	testenv.EachInTurn(t, func(t *testing.T, b testenv.Backend) {
 		testenv.EachFiles(t, func(t *testing.T, fb testenv.FileBackend) {
 			files := testenv.Files(t, fb)
 			env := []string{"PLANWERK_DATABASE=" + testenv.DSN(t, b), "PLANWERK_FILES=" + files}
@@ -164,7 +164,7 @@ func TestMetricsAddr(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	bin := testenv.BuildBinary(t, t.TempDir())
-	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+	testenv.EachInTurn(t, func(t *testing.T, b testenv.Backend) {
 		metricsAddr := testenv.FreeAddr(t)
 		env := []string{"PLANWERK_DATABASE=" + testenv.DSN(t, b), "PLANWERK_FILES=" + t.TempDir()}
 		s := serveBinary(t, bin, env, "--metrics-addr", metricsAddr)

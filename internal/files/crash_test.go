@@ -96,7 +96,7 @@ func TestUploadCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills a server: skipped with -short")
 	}
-	testenv.Each(t, uploadCrash)
+	testenv.EachInTurn(t, uploadCrash)
 }
 
 func uploadCrash(t *testing.T, b testenv.Backend) {

@@ -233,7 +233,7 @@ func TestDatabaseFaults(t *testing.T) {
 // through the service's link; recovery without restart; every
 // acknowledged upload downloads afterwards.
 func TestFileStoreFaults(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+	testenv.EachInTurn(t, func(t *testing.T, b testenv.Backend) {
 		spec, addr := testenv.S3Endpoint(t)
 		s3 := testenv.NewProxy(t, addr)
 		srv := testenv.Start(t, b, func(c *config.Config) {
@@ -341,7 +341,7 @@ func getUploadID(t *testing.T, c *testenv.Client, expense int64) int64 {
 // temporary file, loses nothing acknowledged, and /readyz names it. The
 // folder store and a SQLite database each live on a small file system.
 func TestFullDisk(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+	testenv.EachInTurn(t, func(t *testing.T, b testenv.Backend) {
 		disk := testenv.SmallDisk(t, "96m")
 		srv := testenv.Start(t, b, func(c *config.Config) {
 			c.Files = disk

@@ -85,7 +85,7 @@ var memoryCases = []memoryCase{
 // request: lists stream from a spool, populate holds a few records at a
 // time, a feed page ends at its byte budget.
 func TestMemory(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+	testenv.EachInTurn(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		for i, mc := range memoryCases {
 			t.Run(mc.name, func(t *testing.T) {
@@ -201,7 +201,7 @@ func seedMemberEntries(path string, atLeast int64) func(t *testing.T, srv *teste
 // more, the heap grows by far less than the compressed answer, with gzip
 // and with zstd.
 func TestCompressedListMemory(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+	testenv.EachInTurn(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		acme := srv.CreateTenant(t, "acme")
 		db, ctx := srv.Service.DB, context.Background()

@@ -18,7 +18,7 @@ import (
 // /readyz answer as usual: every one succeeds, and their 99th percentile
 // stays within a small multiple of the same run's quiet one.
 func TestNoisyNeighbour(t *testing.T) {
-	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+	testenv.EachInTurn(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		srv := testenv.Start(t, b, func(c *config.Config) { c.WriteIdleTimeout = 10 * time.Minute })
 		loud, calm := srv.CreateTenant(t, "loud"), srv.CreateTenant(t, "calm")

@@ -87,6 +87,16 @@ func Each(t *testing.T, fn func(t *testing.T, b Backend)) {
 	}
 }
 
+// EachInTurn is Each with the two runs one after the other, for the
+// tests that measure the whole process (its heap, its latency under
+// load), which a run beside theirs would disturb.
+func EachInTurn(t *testing.T, fn func(t *testing.T, b Backend)) {
+	t.Helper()
+	for _, b := range []Backend{{Name: "sqlite"}, {Name: "postgres"}} {
+		t.Run(b.Name, func(t *testing.T) { fn(t, b) })
+	}
+}
+
 // HashCost is the cost of the password hashes of the servers Start runs:
 // far below the service's, so that the many users tests create stay
 // quick. Verification reads the cost from each hash, so sign-in follows
