@@ -93,10 +93,11 @@ func sum(b []byte) string {
 // record) is listed and complete, and nothing listed is missing or
 // truncated.
 func TestUploadCrash(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and kills a server: skipped with -short")
 	}
-	testenv.EachInTurn(t, uploadCrash)
+	testenv.Each(t, uploadCrash)
 }
 
 func uploadCrash(t *testing.T, b testenv.Backend) {

@@ -23,6 +23,7 @@ import (
 // chromium and checks that Redoc shows the token endpoint and the
 // /v1/project-days operations, with every request staying on the server.
 func TestDocsBrowser(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat(docChromium); err != nil {
 		msg := docChromium + " is missing: browser test skipped (apt-get install chromium)"
 		if os.Getenv("CI") != "" {

@@ -33,7 +33,8 @@ var fairnessCases = []fairnessCase{
 
 // TestFairness runs every row on both databases.
 func TestFairness(t *testing.T) {
-	testenv.EachInTurn(t, func(t *testing.T, b testenv.Backend) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b, func(c *config.Config) {
 			c.WebhookAllowPrivate = true // the receivers listen on 127.0.0.1
 			c.WebhookPoll = 100 * time.Millisecond

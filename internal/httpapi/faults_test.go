@@ -153,6 +153,7 @@ func viaProxy(t *testing.T, dsn, addr string) string {
 // /readyz says so within a second, the service recovers without a
 // restart, and every acknowledged write is there afterwards.
 func TestDatabaseFaults(t *testing.T) {
+	t.Parallel()
 	pg := testenv.NewProxy(t, testenv.PostgresAddr(t))
 	dsn := viaProxy(t, testenv.DSN(t, testenv.Backend{Name: "postgres"}), pg.Addr)
 	log := &testenv.SyncBuffer{}
@@ -233,7 +234,8 @@ func TestDatabaseFaults(t *testing.T) {
 // through the service's link; recovery without restart; every
 // acknowledged upload downloads afterwards.
 func TestFileStoreFaults(t *testing.T) {
-	testenv.EachInTurn(t, func(t *testing.T, b testenv.Backend) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		spec, addr := testenv.S3Endpoint(t)
 		s3 := testenv.NewProxy(t, addr)
 		srv := testenv.Start(t, b, func(c *config.Config) {
@@ -341,7 +343,8 @@ func getUploadID(t *testing.T, c *testenv.Client, expense int64) int64 {
 // temporary file, loses nothing acknowledged, and /readyz names it. The
 // folder store and a SQLite database each live on a small file system.
 func TestFullDisk(t *testing.T) {
-	testenv.EachInTurn(t, func(t *testing.T, b testenv.Backend) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		disk := testenv.SmallDisk(t, "96m")
 		srv := testenv.Start(t, b, func(c *config.Config) {
 			c.Files = disk

@@ -40,7 +40,8 @@ func (p *paced) Read(b []byte) (int, error) {
 // Each is big enough that the server is still writing (or reading) well
 // after the deadline, whatever the socket buffers hold.
 func TestStreamsOutlastDeadline(t *testing.T) {
-	testenv.EachInTurn(t, func(t *testing.T, b testenv.Backend) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		const deadline = 2 * time.Second
 		srv := testenv.Start(t, b, func(c *config.Config) { c.RequestTimeout = deadline })
 		acme := srv.CreateTenant(t, "acme")

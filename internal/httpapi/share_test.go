@@ -21,7 +21,8 @@ import (
 // their slots by sending half a body and then nothing (the body deadline
 // is long), so the state is held, not timed.
 func TestShareRefusal(t *testing.T) {
-	testenv.EachInTurn(t, func(t *testing.T, b testenv.Backend) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b, func(c *config.Config) {
 			c.RequestTimeout = 10 * time.Minute
 			c.WriteIdleTimeout = 10 * time.Minute
@@ -62,7 +63,8 @@ func TestShareRefusal(t *testing.T) {
 // TestShareWaitEnds: a request that waits for a slot of its tenant's
 // share until its deadline answers 503 overloaded with Retry-After.
 func TestShareWaitEnds(t *testing.T) {
-	testenv.EachInTurn(t, func(t *testing.T, b testenv.Backend) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b, func(c *config.Config) {
 			c.RequestTimeout = time.Second
 			c.WriteIdleTimeout = 10 * time.Minute

@@ -86,7 +86,8 @@ func poolsInUse(srv *testenv.Server) int {
 // another tenant's reads, writes and /readyz go on as usual and the WAL
 // does not grow while they wait.
 func TestSlowReadersHoldNothing(t *testing.T) {
-	testenv.EachInTurn(t, func(t *testing.T, b testenv.Backend) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b, func(c *config.Config) { c.WriteIdleTimeout = 10 * time.Minute })
 		acme, beta := srv.CreateTenant(t, "acme"), srv.CreateTenant(t, "beta")
 		// 10 MB: more than the socket buffers of a stalled connection hold.
@@ -161,7 +162,8 @@ func TestSlowReadersHoldNothing(t *testing.T) {
 // TestWriteIdleTimeout: a client that takes no data for the write-idle
 // timeout is cut off; the answer it got is visibly incomplete.
 func TestWriteIdleTimeout(t *testing.T) {
-	testenv.EachInTurn(t, func(t *testing.T, b testenv.Backend) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		log := &testenv.SyncBuffer{}
 		srv := testenv.StartLogged(t, b, log, func(c *config.Config) { c.WriteIdleTimeout = 300 * time.Millisecond })
 		acme := srv.CreateTenant(t, "acme")
@@ -192,7 +194,8 @@ func TestWriteIdleTimeout(t *testing.T) {
 // after the idle timeout instead of holding the request open, for JSON
 // bodies and for uploads.
 func TestBodyStall(t *testing.T) {
-	testenv.EachInTurn(t, func(t *testing.T, b testenv.Backend) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b, func(c *config.Config) { c.WriteIdleTimeout = 300 * time.Millisecond })
 		admin := srv.SignIn(t, srv.CreateTenant(t, "acme"))
 		exp := testenv.ID(t, admin.Create(t, "expenses", testenv.M{}))
