@@ -55,11 +55,11 @@ func (s *Service) TimeTotals(ctx context.Context, caller auth.Principal, from, t
 	out := Totals{From: from, To: to, GroupBy: groupBy, Totals: zeroSeconds()}
 	groups := map[any]*Group{}
 	err := s.db.ListRecords(ctx, caller.TenantID, records.Collection(te), q, func(b []byte) error {
-		var doc map[string]any
+		var doc records.Doc
 		if err := json.Unmarshal(b, &doc); err != nil {
 			return err
 		}
-		tt, _ := doc["trackingType"].(string)
+		tt, _ := doc.String("trackingType")
 		if tt != Work && tt != Worktime && tt != Break {
 			return nil
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"planwerk/internal/records"
 	"planwerk/internal/store"
 )
 
@@ -142,8 +143,8 @@ func (t *Tables) UpdateUser(ctx context.Context, q store.Querier, tenantID, id i
 	if err != nil {
 		return nil, err
 	}
-	email, _ := doc["email"].(string)
-	isAdmin, _ := doc["isAdmin"].(bool)
+	email, _ := records.Doc(doc).String("email")
+	isAdmin := records.Doc(doc).Bool("isAdmin")
 	res, err := q.ExecContext(ctx,
 		`UPDATE users SET email = $1, email_key = $2, is_admin = $3, doc = $4, updated_at = $5,
 		        password_hash = COALESCE($6, password_hash)
