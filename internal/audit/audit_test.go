@@ -1,0 +1,312 @@
+package audit_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"planwerk/internal/audit"
+	"planwerk/internal/errs"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// chain makes n linked entries of one tenant.
+func chain(t *testing.T, n int) []audit.Entry {
+	t.Helper()
+	out := make([]audit.Entry, n)
+	prev := audit.ZeroHash
+	for i := range out {
+		e := audit.Entry{Seq: int64(i + 1), At: fmt.Sprintf("2026-11-27T10:00:%02dZ", i%60),
+			Actor: audit.Actor{User: ptr(int64(7)), Via: audit.ViaAPI}, RequestID: ptr(fmt.Sprintf("req-%d", i)),
+			Resource: "time-entries", Record: ptr(int64(17)), Op: audit.OpUpdate, Changed: []string{"duration", "startTime"},
+			Before: json.RawMessage(`{"id":17,"duration":3600,"note":"<a & b>"}`),
+			After:  json.RawMessage(`{"id":17,"duration":7200,"note":"Übersicht \"x\"\n"}`)}
+		if i%3 == 0 {
+			e.Reason = ptr("late correction, agreed with HR")
+		}
+		if err := audit.Link(prev, &e); err != nil {
+			t.Fatal(err)
+		}
+		out[i], prev = e, e.Hash
+	}
+	return out
+}
+
+// TestCanonicalRFC8785: the canonical JSON of RFC 8785's own example.
+func TestCanonicalRFC8785(t *testing.T) {
+	t.Parallel()
+	e := audit.Entry{Seq: 1, Before: json.RawMessage(`{"numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],
+		"string": "\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/", "literals": [null, true, false]}`)}
+	c, err := audit.Canonical(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `"before":{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\u000f\nA'B\"\\\\\"/"}`
+	if !strings.Contains(string(c), want) {
+		t.Errorf("canonical JSON:\n got %s\nwant it to hold %s", c, want)
+	}
+}
+
+// TestHashRecomputed: every hash of a chain, recomputed with a
+// canonicaliser of the test's own (keys sorted by UTF-16 code units,
+// strings escaped as RFC 8785 says), is the one the entry carries.
+func TestHashRecomputed(t *testing.T) {
+	t.Parallel()
+	for _, e := range chain(t, 12) {
+		var doc any
+		raw, _ := json.Marshal(e)
+		dec := json.NewDecoder(strings.NewReader(string(raw)))
+		dec.UseNumber()
+		if err := dec.Decode(&doc); err != nil {
+			t.Fatal(err)
+		}
+		m := doc.(map[string]any)
+		delete(m, "hash")
+		var b strings.Builder
+		b.WriteString(e.PrevHash)
+		canon(&b, m)
+		sum := sha256.Sum256([]byte(b.String()))
+		if got := hex.EncodeToString(sum[:]); got != e.Hash {
+			t.Errorf("seq %d: recomputed %s, entry says %s", e.Seq, got, e.Hash)
+		}
+	}
+}
+
+// canon writes v as RFC 8785 canonical JSON, for what entries hold:
+// objects, arrays, strings, integers, booleans and null.
+func canon(b *strings.Builder, v any) {
+	switch v := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case bool:
+		fmt.Fprint(b, v)
+	case json.Number:
+		b.WriteString(v.String())
+	case string:
+		b.WriteByte('"')
+		for _, r := range v {
+			switch {
+			case r == '"' || r == '\\':
+				b.WriteByte('\\')
+				b.WriteRune(r)
+			case r == '\b':
+				b.WriteString(`\b`)
+			case r == '\t':
+				b.WriteString(`\t`)
+			case r == '\n':
+				b.WriteString(`\n`)
+			case r == '\f':
+				b.WriteString(`\f`)
+			case r == '\r':
+				b.WriteString(`\r`)
+			case r < 0x20:
+				fmt.Fprintf(b, `\u%04x`, r)
+			default:
+				b.WriteRune(r)
+			}
+		}
+		b.WriteByte('"')
+	case []any:
+		b.WriteByte('[')
+		for i, x := range v {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			canon(b, x)
+		}
+		b.WriteByte(']')
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool { return slices.Compare(utf16Of(keys[i]), utf16Of(keys[j])) < 0 })
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			canon(b, k)
+			b.WriteByte(':')
+			canon(b, v[k])
+		}
+		b.WriteByte('}')
+	default:
+		panic(fmt.Sprintf("canon: %T", v))
+	}
+}
+
+func utf16Of(s string) []uint16 {
+	var out []uint16
+	for _, r := range s {
+		if r >= 0x10000 {
+			r -= 0x10000
+			out = append(out, uint16(0xD800+(r>>10)), uint16(0xDC00+(r&0x3FF)))
+			continue
+		}
+		out = append(out, uint16(r))
+	}
+	return out
+}
+
+// TestVerify: an intact chain verifies; an entry changed, removed or
+// inserted breaks it at that entry; a chain whose oldest entries were
+// purged verifies from the oldest kept one.
+func TestVerify(t *testing.T) {
+	t.Parallel()
+	verify := func(entries []audit.Entry) (int64, error) {
+		var v audit.Verifier
+		for _, e := range entries {
+			if err := v.Next(e); err != nil {
+				return v.Count(), err
+			}
+		}
+		return v.Count(), nil
+	}
+	intact := chain(t, 10)
+	inserted := slices.Clone(intact)
+	forged := audit.Entry{Seq: 5, At: "2026-11-27T11:00:00Z", Actor: audit.Actor{Via: audit.ViaCLI}, Resource: "settings", Op: audit.OpUpdate}
+	_ = audit.Link(intact[3].Hash, &forged)
+	inserted = slices.Insert(inserted, 4, forged)
+	cases := []struct {
+		name    string
+		entries []audit.Entry
+		brokeAt int64 // 0: verifies
+	}{
+		{"intact", intact, 0},
+		{"purged before seq 4", intact[3:], 0},
+		{"after changed", func() []audit.Entry {
+			c := slices.Clone(intact)
+			c[6].After = json.RawMessage(`{"id":17,"duration":60}`)
+			return c
+		}(), 7},
+		{"actor changed and rehashed", func() []audit.Entry {
+			c := slices.Clone(intact)
+			c[6].Actor = audit.Actor{User: ptr(int64(1)), Via: audit.ViaAPI}
+			_ = audit.Link(c[5].Hash, &c[6])
+			return c
+		}(), 8},
+		{"removed", slices.Delete(slices.Clone(intact), 2, 3), 3},
+		{"last removed and the rest renumbered", func() []audit.Entry {
+			c := slices.Delete(slices.Clone(intact), 2, 3)
+			for i := 2; i < len(c); i++ {
+				c[i].Seq--
+			}
+			return c
+		}(), 3},
+		{"inserted", inserted, 6},
+		{"first does not follow zero", func() []audit.Entry {
+			c := slices.Clone(intact)
+			c[0].PrevHash = strings.Repeat("1", 64)
+			return c
+		}(), 1},
+	}
+	for _, c := range cases {
+		n, err := verify(c.entries)
+		var broken *audit.Broken
+		switch {
+		case c.brokeAt == 0 && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.brokeAt == 0 && n != int64(len(c.entries)):
+			t.Errorf("%s: %d verified of %d", c.name, n, len(c.entries))
+		case c.brokeAt != 0 && !errors.As(err, &broken):
+			t.Errorf("%s: verified (%v), want broken at seq %d", c.name, err, c.brokeAt)
+		case c.brokeAt != 0 && broken.Seq != c.brokeAt:
+			t.Errorf("%s: broken at seq %d (%s), want %d", c.name, broken.Seq, broken.Reason, c.brokeAt)
+		}
+	}
+}
+
+// TestChanged: the top-level attributes that differ, sorted byte-wise;
+// all of them on create and delete; extra names (a password) joined.
+func TestChanged(t *testing.T) {
+	t.Parallel()
+	before := map[string]any{"id": 1.0, "name": "a", "tags": []any{1.0, 2.0}, "gone": true}
+	after := map[string]any{"id": 1.0, "name": "b", "tags": []any{1.0, 2.0}, "Zeta": nil}
+	cases := []struct {
+		name          string
+		before, after map[string]any
+		extra         []string
+		want          []string
+	}{
+		{"update", before, after, nil, []string{"Zeta", "gone", "name"}},
+		{"create", nil, after, nil, []string{"Zeta", "id", "name", "tags"}},
+		{"delete", before, nil, nil, []string{"gone", "id", "name", "tags"}},
+		{"password only", before, before, []string{"password"}, []string{"password"}},
+		{"nothing", after, after, nil, []string{}},
+	}
+	for _, c := range cases {
+		if got := audit.Changed(c.before, c.after, c.extra...); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestParseReason: percent-decoded, a stray "%" kept, 1–500 characters
+// of UTF-8; empty is none; anything else → invalid_reason.
+func TestParseReason(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		header, want string
+		ok, bad      bool
+	}{
+		{"", "", false, false},
+		{"late correction", "late correction", true, false},
+		{"%C3%9Cberstunden%20korrigiert", "Überstunden korrigiert", true, false},
+		{"100% sure", "100% sure", true, false},
+		{"50%", "50%", true, false},
+		{"%4", "%4", true, false},
+		{"%zz", "%zz", true, false},
+		{"%41%62c", "Abc", true, false},
+		{strings.Repeat("ü", 500), strings.Repeat("ü", 500), true, false},
+		{strings.Repeat("%C3%BC", 500), strings.Repeat("ü", 500), true, false},
+		{strings.Repeat("a", 501), "", false, true},
+		{"%FF", "", false, true},
+		{"%C3", "", false, true},
+		{"\xff", "", false, true},
+	}
+	for _, c := range cases {
+		got, ok, err := audit.ParseReason(c.header)
+		var e *errs.Error
+		switch {
+		case c.bad && (!errors.As(err, &e) || e.Code != "invalid_reason"):
+			t.Errorf("%q: %v, want invalid_reason", c.header, err)
+		case !c.bad && (err != nil || ok != c.ok || got != c.want):
+			t.Errorf("%q: %q %v %v, want %q %v", c.header, got, ok, err, c.want, c.ok)
+		}
+	}
+}
+
+// FuzzParseReason: a reason taken is valid UTF-8 of 1–500 characters; a
+// header without "%" that is taken is the reason as it is.
+func FuzzParseReason(f *testing.F) {
+	for _, s := range []string{"", "x", "%", "%%41", "%C3%9C", "%e2%82%ac", strings.Repeat("%41", 501), "\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		r, ok, err := audit.ParseReason(header)
+		if err != nil {
+			return
+		}
+		if !ok {
+			if header != "" {
+				t.Fatalf("%q: neither a reason nor an error", header)
+			}
+			return
+		}
+		if n := utf8.RuneCountInString(r); !utf8.ValidString(r) || n < 1 || n > audit.MaxReason {
+			t.Fatalf("%q: taken as %q", header, r)
+		}
+		if !strings.Contains(header, "%") && r != header {
+			t.Fatalf("%q: changed to %q", header, r)
+		}
+	})
+}
