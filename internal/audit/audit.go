@@ -58,35 +58,20 @@ type Entry struct {
 	Before    json.RawMessage `json:"before"`
 	After     json.RawMessage `json:"after"`
 	PrevHash  string          `json:"prevHash"`
-	Hash      string          `json:"hash"`
-}
-
-// hashed is an Entry without its hash: what the hash covers.
-type hashed struct {
-	Seq       int64           `json:"seq"`
-	At        string          `json:"at"`
-	Actor     Actor           `json:"actor"`
-	RequestID *string         `json:"requestId"`
-	Reason    *string         `json:"reason"`
-	Resource  string          `json:"resource"`
-	Record    *int64          `json:"record"`
-	Op        string          `json:"op"`
-	Changed   []string        `json:"changed"`
-	Before    json.RawMessage `json:"before"`
-	After     json.RawMessage `json:"after"`
-	PrevHash  string          `json:"prevHash"`
+	// Hash is left out of the JSON while it is empty: so the entry's
+	// canonical JSON, which the hash covers, has no hash member.
+	Hash string `json:"hash,omitempty"`
 }
 
 // Canonical returns the RFC 8785 canonical JSON of the entry without its
 // hash member: the bytes its hash covers after prevHash.
 func Canonical(e Entry) ([]byte, error) {
-	h := hashed{Seq: e.Seq, At: e.At, Actor: e.Actor, RequestID: e.RequestID, Reason: e.Reason,
-		Resource: e.Resource, Record: e.Record, Op: e.Op, Changed: e.Changed,
-		Before: nullIfEmpty(e.Before), After: nullIfEmpty(e.After), PrevHash: e.PrevHash}
-	if h.Changed == nil {
-		h.Changed = []string{}
+	e.Hash = ""
+	e.Before, e.After = nullIfEmpty(e.Before), nullIfEmpty(e.After)
+	if e.Changed == nil {
+		e.Changed = []string{}
 	}
-	raw, err := json.Marshal(h)
+	raw, err := json.Marshal(e)
 	if err != nil {
 		return nil, fmt.Errorf("audit entry %d: %w", e.Seq, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"planwerk/internal/store"
@@ -219,26 +220,22 @@ func (t *Tables) SpendRefresh(ctx context.Context, q store.Querier, tenantID int
 
 // RevokeFamily revokes every access and refresh token descended from one login.
 func (t *Tables) RevokeFamily(ctx context.Context, q store.Querier, tenantID int64, family []byte) error {
-	if _, err := q.ExecContext(ctx,
-		`UPDATE access_tokens SET revoked = TRUE WHERE tenant_id = $1 AND family_id = $2`, tenantID, family); err != nil {
-		return fmt.Errorf("revoke access tokens: %w", err)
-	}
-	if _, err := q.ExecContext(ctx,
-		`UPDATE refresh_tokens SET revoked = TRUE WHERE tenant_id = $1 AND family_id = $2`, tenantID, family); err != nil {
-		return fmt.Errorf("revoke refresh tokens: %w", err)
-	}
-	return nil
+	return revokeWhere(ctx, q, tenantID, "family_id", family)
 }
 
 // RevokeUserTokens revokes every token of one user.
 func (t *Tables) RevokeUserTokens(ctx context.Context, q store.Querier, tenantID, userID int64) error {
-	if _, err := q.ExecContext(ctx,
-		`UPDATE access_tokens SET revoked = TRUE WHERE tenant_id = $1 AND user_id = $2`, tenantID, userID); err != nil {
-		return fmt.Errorf("revoke access tokens: %w", err)
-	}
-	if _, err := q.ExecContext(ctx,
-		`UPDATE refresh_tokens SET revoked = TRUE WHERE tenant_id = $1 AND user_id = $2`, tenantID, userID); err != nil {
-		return fmt.Errorf("revoke refresh tokens: %w", err)
+	return revokeWhere(ctx, q, tenantID, "user_id", userID)
+}
+
+// revokeWhere revokes the access and refresh tokens of the tenant whose
+// column (a constant of this file) holds value.
+func revokeWhere(ctx context.Context, q store.Querier, tenantID int64, column string, value any) error {
+	for _, table := range []string{"access_tokens", "refresh_tokens"} {
+		if _, err := q.ExecContext(ctx,
+			`UPDATE `+table+` SET revoked = TRUE WHERE tenant_id = $1 AND `+column+` = $2`, tenantID, value); err != nil {
+			return fmt.Errorf("revoke %s: %w", strings.ReplaceAll(table, "_", " "), err)
+		}
 	}
 	return nil
 }

@@ -14,22 +14,7 @@ import (
 	"planwerk/internal/auth"
 	"planwerk/internal/store"
 	"planwerk/internal/testenv"
-	"planwerk/internal/users"
 )
-
-// The tables never look inside password hashes, so any string does.
-const fakeHash = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$a2V5"
-
-// createTenant creates a tenant with its admin, as the service does.
-func createTenant(t *testing.T, db *store.DB, slug, email string) (store.Tenant, users.User) {
-	t.Helper()
-	tables := users.NewTables(db, auth.NewTables(db))
-	tn, u, err := tables.CreateTenant(context.Background(), slug, "Name of "+slug, users.NewAdmin{Email: email, PasswordHash: fakeHash})
-	if err != nil {
-		t.Fatalf("create tenant %s: %v", slug, err)
-	}
-	return tn, u
-}
 
 func count(t *testing.T, db *store.DB, query string, args ...any) int {
 	t.Helper()
@@ -87,8 +72,8 @@ func TestSpendRefreshToken(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		db := testenv.OpenDB(t, b)
-		tn, admin := createTenant(t, db, "tokens", "admin@tokens.test")
-		other, _ := createTenant(t, db, "tokens-other", "admin@tokens-other.test")
+		tn, admin := testenv.TenantIn(t, db, "tokens", "admin@tokens.test")
+		other, _ := testenv.TenantIn(t, db, "tokens-other", "admin@tokens-other.test")
 		family := randomHash(t)[:16]
 		tok := insertTokens(t, db, tn.ID, admin.ID, family, time.Hour, 24*time.Hour)
 
@@ -125,7 +110,7 @@ func TestSpendRefreshTokenConcurrently(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		db := testenv.OpenDB(t, b)
-		tn, admin := createTenant(t, db, "race", "admin@race.test")
+		tn, admin := testenv.TenantIn(t, db, "race", "admin@race.test")
 		for round := range 8 {
 			tok := insertTokens(t, db, tn.ID, admin.ID, randomHash(t)[:16], time.Hour, time.Hour)
 			var (
@@ -170,7 +155,7 @@ func TestRevokeFamily(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)
-		tn, admin := createTenant(t, db, "revoke", "admin@revoke.test")
+		tn, admin := testenv.TenantIn(t, db, "revoke", "admin@revoke.test")
 		family := randomHash(t)[:16]
 		first := insertTokens(t, db, tn.ID, admin.ID, family, time.Hour, time.Hour)
 		second := insertTokens(t, db, tn.ID, admin.ID, family, time.Hour, time.Hour)
@@ -218,8 +203,8 @@ func TestAccessTokenByHashWrongTenant(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)
-		tn, admin := createTenant(t, db, "owner", "admin@owner.test")
-		other, _ := createTenant(t, db, "stranger", "admin@stranger.test")
+		tn, admin := testenv.TenantIn(t, db, "owner", "admin@owner.test")
+		other, _ := testenv.TenantIn(t, db, "stranger", "admin@stranger.test")
 		tok := insertTokens(t, db, tn.ID, admin.ID, randomHash(t)[:16], time.Hour, time.Hour)
 
 		if _, err := auth.NewTables(db).AccessTokenByHash(ctx, tn.ID, tok.AccessHash); err != nil {
@@ -237,16 +222,6 @@ func TestAccessTokenByHashWrongTenant(t *testing.T) {
 	})
 }
 
-// manyTenants creates n tenants and returns them.
-func manyTenants(t *testing.T, db *store.DB, n int) []store.Tenant {
-	t.Helper()
-	out := make([]store.Tenant, n)
-	for i := range out {
-		out[i], _ = createTenant(t, db, fmt.Sprintf("t%03d", i), fmt.Sprintf("admin@t%03d.test", i))
-	}
-	return out
-}
-
 // TestPurgeTokensAcrossTenants: the tokens that expired before the cutoff
 // go in every tenant, more of them than one batch deletes; the others stay.
 func TestPurgeTokensAcrossTenants(t *testing.T) {
@@ -254,7 +229,7 @@ func TestPurgeTokensAcrossTenants(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)
-		tenants := manyTenants(t, db, 12)
+		tenants := testenv.TenantsIn(t, db, 12)
 		now := time.Now()
 		for i, tn := range tenants {
 			err := db.Tx(ctx, func(q store.Querier) error {

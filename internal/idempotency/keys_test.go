@@ -188,19 +188,7 @@ func createTenants(t *testing.T, db *store.DB, n int) []store.Tenant {
 	t.Helper()
 	out := make([]store.Tenant, n)
 	for i := range out {
-		out[i] = newTenant(t, db, fmt.Sprintf("t%03d", i))
+		out[i] = testenv.BareTenant(t, db, fmt.Sprintf("t%03d", i))
 	}
 	return out
-}
-
-// newTenant adds a tenant row: the keys' foreign key needs one.
-func newTenant(t *testing.T, db *store.DB, slug string) store.Tenant {
-	t.Helper()
-	tn := store.Tenant{Slug: slug, Name: "Name of " + slug, CreatedAt: store.Timestamp(time.Now())}
-	if err := db.QueryRowContext(context.Background(),
-		`INSERT INTO tenants (slug, name, created_at, updated_at) VALUES ($1, $2, $3, $3) RETURNING id`,
-		tn.Slug, tn.Name, tn.CreatedAt).Scan(&tn.ID); err != nil {
-		t.Fatalf("create tenant %s: %v", slug, err)
-	}
-	return tn
 }

@@ -27,7 +27,7 @@ func (db *DB) InsertRecords(ctx context.Context, q Querier, tenantID int64, c Co
 	now := Timestamp(time.Now())
 	stamped := make([][]byte, len(docs))
 	for i, doc := range docs {
-		if stamped[i], err = stamp(doc, ids[i], now, now); err != nil {
+		if stamped[i], err = Stamp(doc, ids[i], now, now); err != nil {
 			return nil, err
 		}
 	}

@@ -26,7 +26,7 @@ func TestBulkLoad(t *testing.T) {
 		ids := map[int64][]int64{}
 		err := db.Tx(ctx, func(q store.Querier) error {
 			for i := range 3 {
-				tn, _, err := tables(db).AddTenant(ctx, q, fmt.Sprintf("bulk%d", i), "Bulk", users.NewAdmin{Email: fmt.Sprintf("a@bulk%d.test", i), PasswordHash: fakeHash})
+				tn, _, err := tables(db).AddTenant(ctx, q, fmt.Sprintf("bulk%d", i), "Bulk", users.NewAdmin{Email: fmt.Sprintf("a@bulk%d.test", i), PasswordHash: testenv.FakeHash})
 				if err != nil {
 					return err
 				}
@@ -86,7 +86,7 @@ func TestBulkLoad(t *testing.T) {
 		}
 		// An admin address of another tenant is refused within a batch too.
 		err = db.Tx(ctx, func(q store.Querier) error {
-			_, _, err := tables(db).AddTenant(ctx, q, "again", "Again", users.NewAdmin{Email: "A@bulk1.test", PasswordHash: fakeHash})
+			_, _, err := tables(db).AddTenant(ctx, q, "again", "Again", users.NewAdmin{Email: "A@bulk1.test", PasswordHash: testenv.FakeHash})
 			return err
 		})
 		if !errors.Is(err, store.ErrConflict) {

@@ -17,7 +17,7 @@ func TestChangesOfATransaction(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)
-		tn, _ := createTenant(t, db, "acme", "admin@acme.test")
+		tn, _ := testenv.TenantIn(t, db, "acme", "admin@acme.test")
 		last, _, err := db.ChangeWindow(ctx, tn.ID)
 		if err != nil {
 			t.Fatal(err)

@@ -29,7 +29,7 @@ func TestDocumentText(t *testing.T) {
 			t.Fatal(err)
 		}
 		applyLater(t, db, b, "00016_distribution.sql", "00019_change_sizes.sql") // the tenant's creation locks a row of locks and sizes its changes
-		tn, _ := createTenant(t, db, "acme", "admin@acme.test")
+		tn, _ := testenv.TenantIn(t, db, "acme", "admin@acme.test")
 		days := store.Collection{Table: "records", Resource: "project-days"}
 		insert(t, db, tn.ID, days, map[string]any{"project": 7, "day": "2026-01-02", "validationStatus": "NOTAPPROVED",
 			"note": "<b>&</b> ü \u2028", "nested": map[string]any{"z": 1.5, "a": []any{1e21, nil, true}}})

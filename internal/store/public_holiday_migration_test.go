@@ -38,8 +38,8 @@ func TestPublicHolidayMigration(t *testing.T) {
 		// PostgreSQL), locks rows of locks and reads the documents'
 		// stored text on PostgreSQL.
 		applyLater(t, db, b, "00012_changes.sql", "00014_document_text.sql", "00016_distribution.sql", "00019_change_sizes.sql")
-		kept, _ := createTenant(t, db, "kept", "admin@kept.test")
-		old, _ := createTenant(t, db, "old", "admin@old.test")
+		kept, _ := testenv.TenantIn(t, db, "kept", "admin@kept.test")
+		old, _ := testenv.TenantIn(t, db, "old", "admin@old.test")
 		// Since the type exists, every new tenant gets it; an old tenant's
 		// database had none, and had other absence types and records named
 		// PublicHoliday of other resources.

@@ -10,16 +10,6 @@ import (
 	"planwerk/internal/testenv"
 )
 
-// manyTenants creates n tenants and returns them.
-func manyTenants(t *testing.T, db *store.DB, n int) []store.Tenant {
-	t.Helper()
-	out := make([]store.Tenant, n)
-	for i := range out {
-		out[i], _ = createTenant(t, db, fmt.Sprintf("t%03d", i), fmt.Sprintf("admin@t%03d.test", i))
-	}
-	return out
-}
-
 // TestPurgeChangesAcrossTenants: changes older than the cutoff go in
 // every tenant (more tenants than one batch takes, and a tenant with more
 // changes than one batch reads), each tenant's purged position is what
@@ -29,7 +19,7 @@ func TestPurgeChangesAcrossTenants(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)
-		tenants := manyTenants(t, db, 70)
+		tenants := testenv.TenantsIn(t, db, 70)
 		projects := store.Collection{Table: "records", Resource: "projects"}
 		big := tenants[3]
 		docs := make([]map[string]any, 1200)
@@ -78,7 +68,7 @@ func TestPurgeStopsAtTheDeadline(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		db := testenv.OpenDB(t, b)
-		tn, _ := createTenant(t, db, "acme", "admin@acme.test")
+		tn, _ := testenv.TenantIn(t, db, "acme", "admin@acme.test")
 		insert(t, db, tn.ID, store.Collection{Table: "records", Resource: "projects"}, map[string]any{"name": "p"})
 		ended, cancel := context.WithCancel(context.Background())
 		cancel()

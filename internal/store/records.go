@@ -66,8 +66,10 @@ func (db *DB) NewID(ctx context.Context, q Querier, tenantID int64) (int64, erro
 	return db.nextID(ctx, q, tenantID)
 }
 
-// stamp completes a document with the service-owned attributes.
-func stamp(doc map[string]any, id int64, createdAt, updatedAt string) ([]byte, error) {
+// Stamp completes a document with the service-owned attributes (id,
+// createdAt, updatedAt) and encodes it: every stored document, of the
+// records table or of a domain's own (users), is stamped so.
+func Stamp(doc map[string]any, id int64, createdAt, updatedAt string) ([]byte, error) {
 	doc["id"] = id
 	doc["createdAt"] = createdAt
 	doc["updatedAt"] = updatedAt
@@ -82,7 +84,7 @@ func stamp(doc map[string]any, id int64, createdAt, updatedAt string) ([]byte, e
 // given id (from NewID) and returns its document.
 func (db *DB) InsertRecord(ctx context.Context, q Querier, tenantID int64, c Collection, id int64, doc map[string]any) (Doc, error) {
 	now := Timestamp(time.Now())
-	b, err := stamp(doc, id, now, now)
+	b, err := Stamp(doc, id, now, now)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +121,7 @@ func (db *DB) insertNew(ctx context.Context, q Querier, tenantID int64, c Collec
 	now := Timestamp(time.Now())
 	// The document goes with a stand-in id, which the statement replaces;
 	// then it is encoded again with the real one, as it is stored.
-	b, err := stamp(doc, 0, now, now)
+	b, err := Stamp(doc, 0, now, now)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +129,7 @@ func (db *DB) insertNew(ctx context.Context, q Querier, tenantID int64, c Collec
 	if err := q.QueryRowContext(ctx, insert, tenantID, c.Resource, string(b), now).Scan(&id); err != nil {
 		return nil, db.insertFailed(c, err)
 	}
-	if b, err = stamp(doc, id, now, now); err != nil {
+	if b, err = Stamp(doc, id, now, now); err != nil {
 		return nil, err
 	}
 	return b, db.recordChange(ctx, q, tenantID, c.Resource, id, OpCreate, b)
@@ -161,7 +163,7 @@ func (db *DB) GetRecord(ctx context.Context, q Querier, tenantID int64, c Collec
 // its id and creation time, and returns the new document.
 func (db *DB) UpdateRecord(ctx context.Context, q Querier, tenantID int64, c Collection, id int64, createdAt string, doc map[string]any) (Doc, error) {
 	now := Timestamp(time.Now())
-	b, err := stamp(doc, id, createdAt, now)
+	b, err := Stamp(doc, id, createdAt, now)
 	if err != nil {
 		return nil, err
 	}

@@ -59,8 +59,8 @@ var notes = store.Collection{Table: "records", Resource: "notes"}
 func twoTenants(t *testing.T, b testenv.Backend) (db *store.DB, alpha, beta store.Tenant) {
 	t.Helper()
 	db = testenv.OpenDB(t, b)
-	alpha, _ = createTenant(t, db, "alpha", "admin@alpha.test")
-	beta, _ = createTenant(t, db, "beta", "admin@beta.test")
+	alpha, _ = testenv.TenantIn(t, db, "alpha", "admin@alpha.test")
+	beta, _ = testenv.TenantIn(t, db, "beta", "admin@beta.test")
 	return db, alpha, beta
 }
 

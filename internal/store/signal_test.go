@@ -26,8 +26,8 @@ func TestTenantChangeSignal(t *testing.T) {
 		if _, err := db.Migrate(ctx); err != nil {
 			t.Fatal(err)
 		}
-		acme, _ := createTenant(t, db, "acme", "admin@acme.test")
-		beta, _ := createTenant(t, db, "beta", "admin@beta.test")
+		acme, _ := testenv.TenantIn(t, db, "acme", "admin@acme.test")
+		beta, _ := testenv.TenantIn(t, db, "beta", "admin@beta.test")
 		projects := store.Collection{Table: "records", Resource: "projects"}
 		waitClosed := func(what string, ch <-chan struct{}) {
 			t.Helper()

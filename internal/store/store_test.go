@@ -15,9 +15,6 @@ import (
 	"planwerk/internal/users"
 )
 
-// The store never looks inside password hashes, so any string does.
-const fakeHash = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$a2V5"
-
 // applyLater gives a database migrated to an earlier version what
 // today's store needs of the named later migrations of its engine: their
 // CREATE and ALTER statements and their DO blocks, which run again
@@ -64,16 +61,6 @@ func count(t *testing.T, db *store.DB, query string, args ...any) int {
 // tables are the users' tables on db, which create tenants with their
 // first user.
 func tables(db *store.DB) *users.Tables { return users.NewTables(db, auth.NewTables(db)) }
-
-// createTenant creates a tenant with its admin, as the service does.
-func createTenant(t *testing.T, db *store.DB, slug, email string) (store.Tenant, users.User) {
-	t.Helper()
-	tn, u, err := tables(db).CreateTenant(context.Background(), slug, "Name of "+slug, users.NewAdmin{Email: email, PasswordHash: fakeHash})
-	if err != nil {
-		t.Fatalf("create tenant %s: %v", slug, err)
-	}
-	return tn, u
-}
 
 func TestMigrateTwice(t *testing.T) {
 	t.Parallel()
@@ -161,7 +148,7 @@ func TestMigrateConcurrently(t *testing.T) {
 			t.Errorf("the %d concurrent runs applied %d migrations in all (%v), want %d", workers, sum, applied, total)
 		}
 		// The schema works, from every handle.
-		tn, admin := createTenant(t, dbs[0], "concurrent", "admin@concurrent.test")
+		tn, admin := testenv.TenantIn(t, dbs[0], "concurrent", "admin@concurrent.test")
 		for i, db := range dbs {
 			got, err := db.TenantBySlug(ctx, "concurrent")
 			if err != nil || got.ID != tn.ID {
@@ -182,7 +169,7 @@ func TestTenantBySlugUnknown(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		db := testenv.OpenDB(t, b)
-		createTenant(t, db, "known", "admin@known.test")
+		testenv.TenantIn(t, db, "known", "admin@known.test")
 		for _, slug := range []string{"unknown", "KNOWN", "know", ""} {
 			tn, err := db.TenantBySlug(context.Background(), slug)
 			if !errors.Is(err, store.ErrNotFound) {

@@ -86,19 +86,6 @@ func nullIfEmpty(s string) any {
 	return s
 }
 
-// stamp completes a user's document with the service-owned attributes,
-// as the engine stamps every record's.
-func stamp(doc map[string]any, id int64, createdAt, updatedAt string) ([]byte, error) {
-	doc["id"] = id
-	doc["createdAt"] = createdAt
-	doc["updatedAt"] = updatedAt
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return nil, fmt.Errorf("encode record: %w", err)
-	}
-	return b, nil
-}
-
 // CreateUser adds a user to the tenant. An e-mail address already used in
 // the tenant, in any letter case, returns store.ErrConflict.
 func (t *Tables) CreateUser(ctx context.Context, q store.Querier, tenantID int64, nu NewUser) (User, error) {
@@ -115,7 +102,7 @@ func (t *Tables) CreateUser(ctx context.Context, q store.Querier, tenantID int64
 	}
 	doc["isAdmin"] = nu.IsAdmin
 	now := store.Timestamp(time.Now())
-	b, err := stamp(doc, id, now, now)
+	b, err := store.Stamp(doc, id, now, now)
 	if err != nil {
 		return User{}, err
 	}
@@ -139,7 +126,7 @@ func (t *Tables) CreateUser(ctx context.Context, q store.Querier, tenantID int64
 // read from it. A non-nil passwordHash replaces the password.
 func (t *Tables) UpdateUser(ctx context.Context, q store.Querier, tenantID, id int64, createdAt string, doc map[string]any, passwordHash *string) (store.Doc, error) {
 	now := store.Timestamp(time.Now())
-	b, err := stamp(doc, id, createdAt, now)
+	b, err := store.Stamp(doc, id, createdAt, now)
 	if err != nil {
 		return nil, err
 	}

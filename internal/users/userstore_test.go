@@ -15,9 +15,6 @@ import (
 	"planwerk/internal/users"
 )
 
-// The tables never look inside password hashes, so any string does.
-const fakeHash = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$a2V5"
-
 // tables are the users' tables on db, with the credentials they end.
 func tables(db *store.DB) *users.Tables { return users.NewTables(db, auth.NewTables(db)) }
 
@@ -30,20 +27,11 @@ func count(t *testing.T, db *store.DB, query string, args ...any) int {
 	return n
 }
 
-func createTenant(t *testing.T, db *store.DB, slug, email string) (store.Tenant, users.User) {
-	t.Helper()
-	tn, u, err := tables(db).CreateTenant(context.Background(), slug, "Name of "+slug, users.NewAdmin{Email: email, PasswordHash: fakeHash})
-	if err != nil {
-		t.Fatalf("create tenant %s: %v", slug, err)
-	}
-	return tn, u
-}
-
 func createUser(ctx context.Context, db *store.DB, tenantID int64, email string) (users.User, error) {
 	var u users.User
 	err := db.Tx(ctx, func(q store.Querier) error {
 		var err error
-		u, err = tables(db).CreateUser(ctx, q, tenantID, users.NewUser{Email: email, PasswordHash: fakeHash})
+		u, err = tables(db).CreateUser(ctx, q, tenantID, users.NewUser{Email: email, PasswordHash: testenv.FakeHash})
 		return err
 	})
 	return u, err
@@ -53,8 +41,8 @@ func createUser(ctx context.Context, db *store.DB, tenantID int64, email string)
 func twoTenants(t *testing.T, b testenv.Backend) (db *store.DB, alpha, beta store.Tenant) {
 	t.Helper()
 	db = testenv.OpenDB(t, b)
-	alpha, _ = createTenant(t, db, "alpha", "admin@alpha.test")
-	beta, _ = createTenant(t, db, "beta", "admin@beta.test")
+	alpha, _ = testenv.TenantIn(t, db, "alpha", "admin@alpha.test")
+	beta, _ = testenv.TenantIn(t, db, "beta", "admin@beta.test")
 	return db, alpha, beta
 }
 
@@ -63,7 +51,7 @@ func TestCreateTenant(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)
-		tn, u, err := tables(db).CreateTenant(ctx, "acme", "Acme Ltd", users.NewAdmin{Email: "Boss@Acme.test", PasswordHash: fakeHash})
+		tn, u, err := tables(db).CreateTenant(ctx, "acme", "Acme Ltd", users.NewAdmin{Email: "Boss@Acme.test", PasswordHash: testenv.FakeHash})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +61,7 @@ func TestCreateTenant(t *testing.T) {
 		if _, err := time.Parse(store.TimeFormat, tn.CreatedAt); err != nil {
 			t.Errorf("CreatedAt %q is not in TimeFormat: %v", tn.CreatedAt, err)
 		}
-		if u.TenantID != tn.ID || u.ID == 0 || !u.IsAdmin || u.Email != "Boss@Acme.test" || u.PasswordHash != fakeHash {
+		if u.TenantID != tn.ID || u.ID == 0 || !u.IsAdmin || u.Email != "Boss@Acme.test" || u.PasswordHash != testenv.FakeHash {
 			t.Errorf("admin = %+v", u)
 		}
 		if bytes.Contains(u.Doc, []byte("argon2")) || bytes.Contains(u.Doc, []byte("password")) {
@@ -91,10 +79,10 @@ func TestCreateTenant(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if stored.Email != "Boss@Acme.test" || !stored.IsAdmin || stored.PasswordHash != fakeHash || stored.TenantID != tn.ID {
+		if stored.Email != "Boss@Acme.test" || !stored.IsAdmin || stored.PasswordHash != testenv.FakeHash || stored.TenantID != tn.ID {
 			t.Errorf("UserByID = %+v", stored)
 		}
-		if bytes.Contains(stored.Doc, []byte(fakeHash)) {
+		if bytes.Contains(stored.Doc, []byte(testenv.FakeHash)) {
 			t.Errorf("stored doc leaks the password hash: %s", stored.Doc)
 		}
 	})
@@ -105,9 +93,9 @@ func TestCreateTenantDuplicateSlug(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)
-		first, _ := createTenant(t, db, "acme", "admin@acme.test")
+		first, _ := testenv.TenantIn(t, db, "acme", "admin@acme.test")
 
-		tn, u, err := tables(db).CreateTenant(ctx, "acme", "Another", users.NewAdmin{Email: "someone@else.test", PasswordHash: fakeHash})
+		tn, u, err := tables(db).CreateTenant(ctx, "acme", "Another", users.NewAdmin{Email: "someone@else.test", PasswordHash: testenv.FakeHash})
 		if !errors.Is(err, store.ErrConflict) {
 			t.Fatalf("duplicate slug: err = %v, want ErrConflict", err)
 		}
@@ -128,7 +116,7 @@ func TestCreateTenantDuplicateSlug(t *testing.T) {
 			t.Errorf("TenantBySlug(acme) = %+v, %v; want the first tenant unchanged", got, err)
 		}
 		// The store is still usable after the rolled-back transaction.
-		createTenant(t, db, "acme-two", "admin@acme-two.test")
+		testenv.TenantIn(t, db, "acme-two", "admin@acme-two.test")
 	})
 }
 
@@ -137,9 +125,9 @@ func TestCreateTenantAdminEmailTaken(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)
-		createTenant(t, db, "one", "Boss@Example.test")
+		testenv.TenantIn(t, db, "one", "Boss@Example.test")
 
-		_, _, err := tables(db).CreateTenant(ctx, "two", "Two", users.NewAdmin{Email: "bOSS@example.TEST", PasswordHash: fakeHash})
+		_, _, err := tables(db).CreateTenant(ctx, "two", "Two", users.NewAdmin{Email: "bOSS@example.TEST", PasswordHash: testenv.FakeHash})
 		if !errors.Is(err, store.ErrConflict) {
 			t.Fatalf("admin e-mail of another tenant: err = %v, want ErrConflict", err)
 		}
@@ -153,11 +141,11 @@ func TestCreateTenantAdminEmailTaken(t *testing.T) {
 			t.Errorf("%d users, want 1", n)
 		}
 		// A plain user (not an admin of a new tenant) in another tenant also blocks.
-		three, _ := createTenant(t, db, "three", "admin@three.test")
+		three, _ := testenv.TenantIn(t, db, "three", "admin@three.test")
 		if _, err := createUser(ctx, db, three.ID, "Worker@Three.test"); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := tables(db).CreateTenant(ctx, "four", "Four", users.NewAdmin{Email: "worker@three.test", PasswordHash: fakeHash}); !errors.Is(err, store.ErrConflict) {
+		if _, _, err := tables(db).CreateTenant(ctx, "four", "Four", users.NewAdmin{Email: "worker@three.test", PasswordHash: testenv.FakeHash}); !errors.Is(err, store.ErrConflict) {
 			t.Errorf("admin e-mail of a plain user elsewhere: err = %v, want ErrConflict", err)
 		}
 		if _, err := db.TenantBySlug(ctx, "four"); !errors.Is(err, store.ErrNotFound) {
@@ -179,7 +167,7 @@ func TestCreateTenantAdminEmailRace(t *testing.T) {
 			for i := 0; i < 2; i++ {
 				slug := fmt.Sprintf("race-%d-%d", round, i)
 				go func() {
-					_, _, err := tables(db).CreateTenant(ctx, slug, slug, users.NewAdmin{Email: email, PasswordHash: fakeHash})
+					_, _, err := tables(db).CreateTenant(ctx, slug, slug, users.NewAdmin{Email: email, PasswordHash: testenv.FakeHash})
 					errs <- err
 				}()
 			}
@@ -262,8 +250,8 @@ func TestRecordIDsUniqueWithinTenant(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)
-		tn, admin := createTenant(t, db, "ids", "admin@ids.test")
-		other, _ := createTenant(t, db, "ids-other", "admin@ids-other.test")
+		tn, admin := testenv.TenantIn(t, db, "ids", "admin@ids.test")
+		other, _ := testenv.TenantIn(t, db, "ids-other", "admin@ids-other.test")
 
 		const n = 12
 		ids := make([]int64, n)

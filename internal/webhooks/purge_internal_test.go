@@ -27,9 +27,8 @@ func TestPurgeDeliveriesGoesOn(t *testing.T) {
 	const hooks, perHook, keep = 2*purgeWebhooks + 10, 4, 2
 	now := store.Timestamp(time.Now())
 	// A tenant row: the webhooks' foreign key needs one.
-	var tn store.Tenant
-	if err := db.QueryRowContext(ctx, `INSERT INTO tenants (slug, name, created_at, updated_at) VALUES ('acme', 'Acme', $1, $1) RETURNING id`,
-		now).Scan(&tn.ID); err != nil {
+	tn, err := db.InsertTenant(ctx, db, "acme", "Acme")
+	if err != nil {
 		t.Fatal(err)
 	}
 	tables := NewTables(db)

@@ -26,12 +26,7 @@ func TestPurgeDeliveriesAcrossTenants(t *testing.T) {
 		var tenants []store.Tenant
 		for i := range 3 {
 			// A tenant row: the webhooks' foreign key needs one.
-			tn := store.Tenant{Slug: fmt.Sprintf("t%03d", i)}
-			if err := db.QueryRowContext(ctx, `INSERT INTO tenants (slug, name, created_at, updated_at) VALUES ($1, $1, $2, $2) RETURNING id`,
-				tn.Slug, now).Scan(&tn.ID); err != nil {
-				t.Fatal(err)
-			}
-			tenants = append(tenants, tn)
+			tenants = append(tenants, testenv.BareTenant(t, db, fmt.Sprintf("t%03d", i)))
 		}
 		for _, tn := range tenants {
 			for w := int64(1); w <= hooks; w++ {
