@@ -20,7 +20,7 @@ const never = time.Hour
 
 // wait bounds every wait for something the registry must do; it only
 // ends a test that would hang.
-const wait = 10 * time.Second
+const wait = time.Minute
 
 // ran is one run as the metrics learnt of it.
 type ran struct {
