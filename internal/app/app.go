@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"planwerk/internal/audit"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -113,7 +114,9 @@ func dispatch(ctx context.Context, args []string, stdio IO) error {
 	for _, c := range commandList() {
 		words := strings.Fields(c.name)
 		if len(args) >= len(words) && slices.Equal(args[:len(words)], words) {
-			err := c.run(ctx, args[len(words):], stdio)
+			// What a command changes, its audit entries say an operator
+			// did; requests of a server it runs carry their own source.
+			err := c.run(audit.WithSource(ctx, audit.Source{Actor: audit.Actor{Via: audit.ViaCLI}}), args[len(words):], stdio)
 			if errors.Is(err, ErrUsage) {
 				fmt.Fprintf(stdio.Stderr, "planwerk %s: %s\n", c.name, strings.TrimPrefix(err.Error(), ErrUsage.Error()+": "))
 				fmt.Fprintf(stdio.Stderr, "usage: %s\nRun \"planwerk %s --help\" for its flags.\n", c.usage(), c.name)

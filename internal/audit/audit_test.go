@@ -310,3 +310,66 @@ func FuzzParseReason(f *testing.F) {
 		}
 	})
 }
+
+// TestPieces: the canonical JSON put together from an entry's pieces,
+// its prevHash and seq is the canonical JSON of the whole entry, and its
+// seal is its hash, for entries with every kind of member.
+func TestPieces(t *testing.T) {
+	t.Parallel()
+	reasons := []*string{nil, ptr(""), ptr("a \"quoted\" reason\\ with\ttabs\nand\u0001\u001f control, <html> & ünïcödé 𝄞 \u2028")}
+	for i, e := range chain(t, 6) {
+		e.Reason = reasons[i%len(reasons)]
+		if i%2 == 1 {
+			e.Record, e.Actor = nil, audit.Actor{Via: audit.ViaCLI}
+			e.Before = nil
+		}
+		if i == 4 {
+			e.Actor.APIClient = ptr(int64(1) << 52)
+			e.After = nil
+		}
+		var err error
+		if e.Before, err = audit.CanonicalDoc(e.Before); err != nil {
+			t.Fatal(err)
+		}
+		if e.After, err = audit.CanonicalDoc(e.After); err != nil {
+			t.Fatal(err)
+		}
+		want, err := audit.Canonical(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := audit.PiecesOf(e)
+		got := p.Head + e.PrevHash + p.Mid + fmt.Sprint(e.Seq) + "}"
+		if got != string(want) {
+			t.Errorf("entry %d from pieces:\n got %s\nwant %s", i, got, want)
+		}
+		h, err := audit.HashOf(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := p.Seal(e.PrevHash, e.Seq); s != h {
+			t.Errorf("entry %d: seal %s, hash %s", i, s, h)
+		}
+	}
+}
+
+// FuzzAppendString: a string written as canonical JSON is what RFC 8785
+// makes of it.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "\"\\/\b\f\n\r\t\u0000\u001f\u007f", "<&>\u2028\u2029", "€𝄞", "\xff\xfe broken"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		raw, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := audit.CanonicalDoc(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := audit.AppendString(nil, s); string(got) != string(want) {
+			t.Errorf("%q: got %s, want %s", s, got, want)
+		}
+	})
+}

@@ -35,7 +35,7 @@ type Engine interface {
 	TouchRecord(ctx context.Context, q store.Querier, tenantID int64, c store.Collection, id int64) error
 	Reader() store.Querier
 	IsUniqueViolation(err error) bool
-	RecordChange(ctx context.Context, q store.Querier, tenantID int64, resource string, id int64, op string, doc []byte) error
+	RecordChange(ctx context.Context, q store.Querier, tenantID int64, resource string, id int64, op string, doc []byte, extra ...string) error
 }
 
 // Tables is the Store of the uploads table (and of the service secrets

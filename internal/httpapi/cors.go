@@ -11,7 +11,7 @@ import (
 // CORS: the request headers Planwerk reads, the answer headers a browser
 // script may read, and how long a browser may keep a preflight's answer.
 const (
-	corsAllowHeaders  = "authorization, content-type, companyurl, if-match, if-none-match, idempotency-key"
+	corsAllowHeaders  = "authorization, content-type, companyurl, if-match, if-none-match, idempotency-key, change-reason"
 	corsExposeHeaders = "ETag, Retry-After, X-Request-Id, Deprecation, Location, Idempotent-Replayed"
 	corsMaxAge        = "7200" // seconds; the most Chromium honours
 )

@@ -61,7 +61,7 @@ func TestCORS(t *testing.T) {
 					}
 					wantList(t, "preflight", hdr, "Access-Control-Allow-Methods", "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 					wantList(t, "preflight", hdr, "Access-Control-Allow-Headers",
-						"authorization", "content-type", "companyurl", "if-match", "if-none-match", "idempotency-key")
+						"authorization", "content-type", "companyurl", "if-match", "if-none-match", "idempotency-key", "change-reason")
 					if hdr.Get("Access-Control-Max-Age") == "" {
 						t.Error("preflight without Access-Control-Max-Age")
 					}

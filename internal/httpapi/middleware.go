@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"planwerk/internal/audit"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -85,6 +86,9 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		// Every request has a deadline; streams derive fresh ones from
 		// info.base for each step that moves data.
 		info.base = context.WithValue(r.Context(), infoKey{}, info)
+		// Changes made before the caller is known (none but the
+		// service's own) are the API's, of no actor.
+		info.base = audit.WithSource(info.base, audit.Source{Actor: audit.Actor{Via: audit.ViaAPI}, RequestID: info.id})
 		ctx, cancel := context.WithTimeout(info.base, s.cfg.RequestTimeout)
 		defer cancel()
 		r = r.WithContext(ctx)
@@ -185,9 +189,35 @@ func (s *Server) withAuth(next http.Handler) http.Handler {
 				`the token's scope is "read": writes need a token with the scope "read write"`)
 		}
 		info.principal = p
-		next.ServeHTTP(w, r)
+		src, err := auditSource(r, info.id, p)
+		if err != nil {
+			return err
+		}
+		next.ServeHTTP(w, r.WithContext(audit.WithSource(r.Context(), src)))
 		return nil
 	})
+}
+
+// auditSource is who makes the request's changes and why, for the audit
+// log: its caller, its id and its Change-Reason, which a write must send
+// well-formed or not at all (400 invalid_reason, before anything is
+// written).
+func auditSource(r *http.Request, requestID string, p auth.Principal) (audit.Source, error) {
+	src := audit.Source{Actor: audit.Actor{Via: audit.ViaAPI}, RequestID: requestID}
+	if p.UserID != 0 {
+		id := p.UserID
+		src.Actor.User = &id
+	}
+	if p.ClientID != 0 {
+		id := p.ClientID
+		src.Actor.APIClient = &id
+	}
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return src, nil
+	}
+	reason, _, err := audit.ParseReason(r.Header.Get("Change-Reason"))
+	src.Reason = reason
+	return src, err
 }
 
 // bearerToken returns the token of an "Authorization: Bearer" header.

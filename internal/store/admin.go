@@ -47,15 +47,29 @@ func (db *DB) ListTenants(ctx context.Context) ([]TenantSummary, error) {
 
 // SetTenantStorage sets a tenant's storage cap in bytes.
 func (db *DB) SetTenantStorage(ctx context.Context, slug string, bytes int64) error {
-	res, err := db.write.ExecContext(ctx,
-		`UPDATE tenants SET storage_bytes = $1, updated_at = $2 WHERE slug = $3`, bytes, Timestamp(time.Now()), slug)
-	if err != nil {
+	err := db.Tx(ctx, func(q Querier) error {
+		var id int64
+		var was sql.NullInt64
+		err := q.QueryRowContext(ctx, `SELECT id, storage_bytes FROM tenants WHERE slug = $1`+db.dialect.forUpdate(), slug).Scan(&id, &was)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("tenant %q: %w", slug, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := q.ExecContext(ctx, `UPDATE tenants SET storage_bytes = $1, updated_at = $2 WHERE id = $3`, bytes, Timestamp(time.Now()), id); err != nil {
+			return err
+		}
+		before := []byte(`{"storageBytes":null}`)
+		if was.Valid {
+			before = fmt.Appendf(nil, `{"storageBytes":%d}`, was.Int64)
+		}
+		return db.Audit(ctx, q, id, AuditNote{Resource: "tenant", Op: OpUpdate, Before: before, After: fmt.Appendf(nil, `{"storageBytes":%d}`, bytes)})
+	})
+	if err != nil && !errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("set storage of %q: %w", slug, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("tenant %q: %w", slug, ErrNotFound)
-	}
-	return nil
+	return err
 }
 
 // ErrBackupUnsupported: online backups by this command are of a database

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"planwerk/internal/audit"
 )
 
 // The change feed's outbox. Every write function of the store records
@@ -40,7 +42,13 @@ type Change struct {
 	At       string
 	Doc      []byte
 	Size     int64 // of the document as stored, in bytes
-	tenant   int64 // while pending in a transaction
+	// While pending in a transaction: its tenant, and for its audit entry
+	// the record before it (on an update), attributes changed that the
+	// documents do not show (a password), and who made it.
+	tenant int64
+	before []byte
+	extra  []string
+	src    audit.Source
 }
 
 // txn is a transaction that collects its changes.
@@ -50,6 +58,25 @@ type txn struct {
 	// at finds a record's change in changes, so that a transaction of
 	// many writes merges each in constant time.
 	at map[changeKey]int
+	// notes are the audit entries of changes the feed does not show.
+	notes []pendingEntry
+	// images are the records as the transaction read them with a lock
+	// (before it changed them): an update's audit entry shows them as its
+	// before.
+	images map[changeKey][]byte
+}
+
+// image remembers a record as read with a lock, before any change of the
+// transaction: only the first read counts.
+func (t *txn) image(tenant int64, resource string, id int64, doc []byte) {
+	k := changeKey{tenant, resource, id}
+	if _, ok := t.images[k]; ok {
+		return
+	}
+	if t.images == nil {
+		t.images = map[changeKey][]byte{}
+	}
+	t.images[k] = slices.Clone(doc)
 }
 
 // changeKey names the record a change is of.
@@ -61,14 +88,21 @@ type changeKey struct {
 
 // recordChange notes a change made in q. Outside a transaction (q is not
 // one of Tx's) the change is stored at once.
-func (db *DB) recordChange(ctx context.Context, q Querier, tenantID int64, resource string, id int64, op string, doc []byte) error {
-	c := Change{Resource: resource, RecordID: id, Op: op, At: Timestamp(time.Now()), Doc: slices.Clone(doc), tenant: tenantID}
+// An update's audit entry shows the record as the transaction first read
+// it with a lock (GetRecord); extra names changed attributes that no
+// document shows.
+func (db *DB) recordChange(ctx context.Context, q Querier, tenantID int64, resource string, id int64, op string, doc []byte, extra ...string) error {
+	c := Change{Resource: resource, RecordID: id, Op: op, At: Timestamp(time.Now()), Doc: slices.Clone(doc), tenant: tenantID,
+		extra: extra, src: audit.SourceOf(ctx)}
 	if t, ok := q.(*txn); ok {
+		if op == OpUpdate {
+			c.before = t.images[changeKey{tenantID, resource, id}]
+		}
 		t.coalesce(c)
 		return nil
 	}
 	return db.Tx(ctx, func(q Querier) error {
-		return db.recordChange(ctx, q, tenantID, resource, id, op, doc)
+		return db.recordChange(ctx, q, tenantID, resource, id, op, doc, extra...)
 	})
 }
 
@@ -98,34 +132,67 @@ func (t *txn) coalesce(c Change) {
 	case prev.Op == OpCreate:
 		prev.Doc, prev.At = c.Doc, c.At
 	default:
+		// The entry's before stays the record before the transaction.
 		prev.Op, prev.Doc, prev.At = c.Op, c.Doc, c.At
+		prev.extra = append(prev.extra, c.extra...)
 	}
 }
 
 // flushChanges gives a transaction's changes their positions and stores
 // them; the tenants' position locks are taken in tenant order.
+// So are its audit entries, each tenant's after its changes: under the
+// same lock.
 func (db *DB) flushChanges(ctx context.Context, t *txn) ([]int64, error) {
-	if len(t.changes) == 0 {
+	entries, err := db.auditEntries(t)
+	if err != nil {
+		return nil, err
+	}
+	return db.flush(ctx, t, entries)
+}
+
+// flush is flushChanges with the transaction's audit entries made.
+func (db *DB) flush(ctx context.Context, t *txn, entries map[int64][]pendingEntry) ([]int64, error) {
+	if len(t.changes) == 0 && len(entries) == 0 {
 		return nil, nil
 	}
 	tenants, byTenant := t.byTenant()
-	if db.observeChanges != nil {
+	if db.observeChanges != nil && len(t.changes) > 0 {
 		defer db.observeChanges(len(t.changes))
 	}
-	for _, tenantID := range tenants {
-		cs := byTenant[tenantID]
-		head := cs[:min(changesPerInsert, len(cs))]
-		first, err := db.dialect.claimChanges(ctx, t, tenantID, len(cs), head)
-		if err != nil {
-			return nil, err
+	for _, tenantID := range unionSorted(tenants, entries) {
+		if cs := byTenant[tenantID]; len(cs) > 0 {
+			head := cs[:min(changesPerInsert, len(cs))]
+			first, err := db.dialect.claimChanges(ctx, t, tenantID, len(cs), head)
+			if err != nil {
+				return nil, err
+			}
+			for start := len(head); start < len(cs); start += changesPerInsert {
+				if err := insertChanges(ctx, t, tenantID, first+int64(start), cs[start:min(start+changesPerInsert, len(cs))], db.dialect.changeSizeStored()); err != nil {
+					return nil, err
+				}
+			}
+		} else if _, err := t.ExecContext(ctx, lockPositions, tenantID); err != nil {
+			return nil, fmt.Errorf("audit log: %w", err)
 		}
-		for start := len(head); start < len(cs); start += changesPerInsert {
-			if err := insertChanges(ctx, t, tenantID, first+int64(start), cs[start:min(start+changesPerInsert, len(cs))], db.dialect.changeSizeStored()); err != nil {
+		if es := entries[tenantID]; len(es) > 0 {
+			if err := db.dialect.appendAudit(ctx, t, tenantID, es); err != nil {
 				return nil, err
 			}
 		}
 	}
 	return tenants, nil
+}
+
+// unionSorted is the tenants of changes and of audit entries, in order.
+func unionSorted(tenants []int64, entries map[int64][]pendingEntry) []int64 {
+	out := slices.Clone(tenants)
+	for id := range entries {
+		if !slices.Contains(tenants, id) {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // byTenant groups the transaction's changes by tenant, tenants in order.

@@ -55,6 +55,9 @@ type dialect interface {
 	// returns the first position. Where other processes listen, it also
 	// announces that the transaction, when it commits, recorded changes.
 	claimChanges(ctx context.Context, q Querier, tenantID int64, n int, head []Change) (first int64, err error)
+	// appendAudit links the tenant's audit entries into its chain and
+	// stores them, in q, which holds the tenant's position lock.
+	appendAudit(ctx context.Context, q Querier, tenantID int64, es []pendingEntry) error
 	// changesQuery is the SELECT of changes (seq, resource, record_id,
 	// op, at, document text, document bytes) that match cond, in position
 	// order, at most limit (a parameter). Where the database would send
@@ -142,6 +145,11 @@ func (sqliteDialect) docColumn() string { return "doc" }
 
 // SQLite's reader stops at the budget, and the rows it leaves are never
 // read: the size is measured on the text read anyway.
+// SQLite's one writer links the entries here.
+func (sqliteDialect) appendAudit(ctx context.Context, q Querier, tenantID int64, es []pendingEntry) error {
+	return appendAuditHere(ctx, q, tenantID, es)
+}
+
 func (sqliteDialect) changesQuery(cond, limit string) string {
 	return `SELECT seq, resource, record_id, op, at, doc, octet_length(doc) FROM changes WHERE ` + cond + ` ORDER BY seq LIMIT ` + limit
 }
@@ -315,6 +323,22 @@ func (citusDialect) crossTenantRead(ctx context.Context, q Querier) error {
 	return nil
 }
 
+// PostgreSQL links the entries inside the statements that store them.
+func (postgresDialect) appendAudit(ctx context.Context, q Querier, tenantID int64, es []pendingEntry) error {
+	for _, st := range auditStatements(tenantID, es) {
+		if _, err := q.ExecContext(ctx, st.query, st.args...); err != nil {
+			return fmt.Errorf("audit log: %w", err)
+		}
+	}
+	return nil
+}
+
+// Citus would run the recursive statement through the coordinator, so
+// this process links the entries: the position lock is taken already.
+func (citusDialect) appendAudit(ctx context.Context, q Querier, tenantID int64, es []pendingEntry) error {
+	return appendAuditHere(ctx, q, tenantID, es)
+}
+
 // PostgreSQL renders jsonb as text.
 func (postgresDialect) docColumn() string { return "doc::text" }
 
@@ -378,7 +402,16 @@ type statement struct {
 // need no answer before the next one is sent.
 type pipelining interface {
 	claimStatements(tenantID int64, n int, head []Change) []statement
+	// auditStatements store the tenant's audit entries after the claim,
+	// linking them; none where this process links them (appendAudit).
+	auditStatements(tenantID int64, es []pendingEntry) []statement
 }
+
+func (postgresDialect) auditStatements(tenantID int64, es []pendingEntry) []statement {
+	return auditStatements(tenantID, es)
+}
+
+func (citusDialect) auditStatements(int64, []pendingEntry) []statement { return nil }
 
 // On plain PostgreSQL it is one statement, which returns the first
 // position.

@@ -9,8 +9,11 @@ import "context"
 // own (a user) to the change outbox: in q's transaction, where the
 // changes get their positions when it commits, or as a transaction of its
 // own when q is the database itself. op is OpCreate, OpUpdate or OpDelete.
-func (db *DB) RecordChange(ctx context.Context, q Querier, tenantID int64, resource string, id int64, op string, doc []byte) error {
-	return db.recordChange(ctx, q, tenantID, resource, id, op, doc)
+// Its audit entry shows an update's record as the transaction read it
+// with a lock (GetRecord), and extra as changed besides what the
+// documents show (a password).
+func (db *DB) RecordChange(ctx context.Context, q Querier, tenantID int64, resource string, id int64, op string, doc []byte, extra ...string) error {
+	return db.recordChange(ctx, q, tenantID, resource, id, op, doc, extra...)
 }
 
 // CrossTenantRead prepares the transaction q for a read across all

@@ -48,6 +48,11 @@ func (db *DB) FindRecords(ctx context.Context, q Querier, tenantID int64, c Coll
 // and returns how many changed. name must be a constant of Planwerk's;
 // value is bound.
 func (db *DB) SetAttribute(ctx context.Context, q Querier, tenantID int64, c Collection, where query.Node, name string, value string) (int64, error) {
+	changed := &query.Cond{Field: query.Field{Name: name}, Op: query.Ne, Values: []query.Value{{Kind: query.KindString, Str: value}}}
+	where = &query.And{Terms: []query.Node{where, changed}}
+	if err := db.lockImages(ctx, q, tenantID, c, where); err != nil {
+		return 0, fmt.Errorf("set %s of %s: %w", name, c.Resource, err)
+	}
 	var s query.SQL
 	now := s.Arg(Timestamp(time.Now()))
 	v := s.Arg(value)
@@ -56,14 +61,43 @@ func (db *DB) SetAttribute(ctx context.Context, q Querier, tenantID int64, c Col
 	s.Write(" AND ")
 	// These criteria are the service's own and small, and an UPDATE cannot
 	// join its target laterally: they read the document where they use it.
-	changed := &query.Cond{Field: query.Field{Name: name}, Op: query.Ne, Values: []query.Value{{Kind: query.KindString, Str: value}}}
-	db.dialect.compiler().Where(&s, &query.And{Terms: []query.Node{where, changed}})
+	db.dialect.compiler().Where(&s, where)
 	s.Write(" RETURNING id, ", db.dialect.docColumn())
 	n, err := db.changedRows(ctx, q, tenantID, c, s)
 	if err != nil {
 		return 0, fmt.Errorf("set %s of %s: %w", name, c.Resource, err)
 	}
 	return n, nil
+}
+
+// lockImages reads and locks the records of a transaction's update
+// that match where, before it, so that their audit entries show them as
+// they were.
+func (db *DB) lockImages(ctx context.Context, q Querier, tenantID int64, c Collection, where query.Node) error {
+	t, ok := q.(*txn)
+	if !ok || db.noAudit {
+		return nil
+	}
+	var s query.SQL
+	s.Write("SELECT id, ", db.dialect.storedDoc(), " FROM ", c.Table, " WHERE ")
+	c.scope(&s, tenantID)
+	s.Write(" AND ")
+	db.dialect.compiler().Where(&s, where)
+	s.Write(db.dialect.forUpdate())
+	rows, err := q.QueryContext(ctx, s.String(), s.Args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var doc string
+		if err := rows.Scan(&id, &doc); err != nil {
+			return err
+		}
+		t.image(tenantID, c.name(), id, []byte(doc))
+	}
+	return rows.Err()
 }
 
 // changedRows runs an UPDATE … RETURNING id, doc and records a change of
@@ -110,6 +144,9 @@ func (db *DB) Lock(ctx context.Context, q Querier, tenantID int64, key string) e
 // TouchRecord sets a record's updatedAt to now: a change that belongs to
 // the record but lives elsewhere (its file) gives it a new version.
 func (db *DB) TouchRecord(ctx context.Context, q Querier, tenantID int64, c Collection, id int64) error {
+	if _, err := db.GetRecord(ctx, q, tenantID, c, id, true); err != nil {
+		return fmt.Errorf("touch %s %d: %w", c.Resource, id, err)
+	}
 	var s query.SQL
 	now := s.Arg(Timestamp(time.Now()))
 	s.Write("UPDATE ", c.Table, " SET doc = ", db.dialect.setAttribute("updatedAt", now, now), ", updated_at = ", now, " WHERE ")

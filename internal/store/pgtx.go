@@ -57,23 +57,39 @@ func (db *DB) pipelinedTx(ctx context.Context, fn func(q Querier) error) (err er
 // returns the tenants whose changes they were.
 func (db *DB) commitPipelined(ctx context.Context, conn *sql.Conn, t *txn) ([]int64, error) {
 	batch := &pgx.Batch{}
+	entries, err := db.auditEntries(t)
+	if err != nil {
+		return nil, err
+	}
 	tenants, byTenant := t.byTenant()
+	all := unionSorted(tenants, entries)
+	var audited []statement
+	if len(all) == 1 && len(entries[all[0]]) > 0 {
+		audited = db.dialect.(pipelining).auditStatements(all[0], entries[all[0]])
+	}
 	switch {
-	case len(tenants) == 1 && len(byTenant[tenants[0]]) <= changesPerInsert:
+	case len(all) == 1 && len(byTenant[all[0]]) <= changesPerInsert && (len(entries[all[0]]) == 0 || len(audited) == 1):
 		// The usual case: the statements go with the COMMIT.
-		for _, st := range db.dialect.(pipelining).claimStatements(tenants[0], len(t.changes), t.changes) {
+		if len(t.changes) > 0 {
+			for _, st := range db.dialect.(pipelining).claimStatements(all[0], len(t.changes), t.changes) {
+				batch.Queue(st.query, st.args...)
+			}
+			if db.observeChanges != nil {
+				defer db.observeChanges(len(t.changes))
+			}
+		} else {
+			batch.Queue(lockPositions, all[0])
+		}
+		for _, st := range audited {
 			batch.Queue(st.query, st.args...)
 		}
-		if db.observeChanges != nil {
-			defer db.observeChanges(len(t.changes))
-		}
-	case len(tenants) > 0:
-		if _, err := db.flushChanges(ctx, t); err != nil {
+	case len(all) > 0:
+		if _, err := db.flush(ctx, t, entries); err != nil {
 			return nil, err
 		}
 	}
 	batch.Queue(`COMMIT`)
-	err := conn.Raw(func(dc any) error {
+	err = conn.Raw(func(dc any) error {
 		c, ok := dc.(*stdlib.Conn)
 		if !ok {
 			return fmt.Errorf("a PostgreSQL connection of %T", dc)

@@ -156,12 +156,24 @@ func (db *DB) GetRecord(ctx context.Context, q Querier, tenantID int64, c Collec
 	if err != nil {
 		return Record{}, fmt.Errorf("get %s %d: %w", c.Resource, id, err)
 	}
+	if t, ok := q.(*txn); ok && lock {
+		t.image(tenantID, c.name(), id, []byte(doc))
+	}
 	return Record{ID: id, Doc: Doc(doc)}, nil
 }
 
 // UpdateRecord replaces the document of a records-table record, keeping
 // its id and creation time, and returns the new document.
 func (db *DB) UpdateRecord(ctx context.Context, q Querier, tenantID int64, c Collection, id int64, createdAt string, doc map[string]any) (Doc, error) {
+	if t, ok := q.(*txn); ok && !db.noAudit {
+		// The audit entry shows the record as it was: read it, unless the
+		// transaction has.
+		if _, read := t.images[changeKey{tenantID, c.name(), id}]; !read {
+			if _, err := db.GetRecord(ctx, q, tenantID, c, id, true); err != nil {
+				return nil, err
+			}
+		}
+	}
 	now := Timestamp(time.Now())
 	b, err := Stamp(doc, id, createdAt, now)
 	if err != nil {

@@ -74,6 +74,8 @@ type DB struct {
 	// runTx runs one attempt of a transaction where it is not tx:
 	// PostgreSQL's pipelinedTx.
 	runTx func(ctx context.Context, fn func(q Querier) error) error
+	// noAudit: writes make no audit entries (Options.NoAudit).
+	noAudit bool
 }
 
 // Options tune how the database is used.
@@ -88,6 +90,9 @@ type Options struct {
 	// waits for more writes before it commits.
 	GroupCommit bool
 	CommitWait  time.Duration
+	// NoAudit makes writes leave the audit log alone: for measuring what
+	// the audit log costs (planwerk-bench), never for a service.
+	NoAudit bool
 }
 
 // DefaultOptions are the options of Open.
@@ -104,14 +109,21 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 
 // OpenWith is Open with options.
 func OpenWith(ctx context.Context, dsn string, opts Options) (*DB, error) {
+	var db *DB
+	var err error
 	switch {
 	case strings.HasPrefix(dsn, "sqlite:"):
-		return openSQLite(ctx, dsn, strings.TrimPrefix(dsn, "sqlite:"), opts)
+		db, err = openSQLite(ctx, dsn, strings.TrimPrefix(dsn, "sqlite:"), opts)
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		return openPostgres(ctx, dsn, opts)
+		db, err = openPostgres(ctx, dsn, opts)
 	default:
 		return nil, fmt.Errorf("open database: %q is neither sqlite:PATH nor a postgres:// URL", dsn)
 	}
+	if err != nil {
+		return nil, err
+	}
+	db.noAudit = opts.NoAudit
+	return db, nil
 }
 
 // Dial and I/O bounds of PostgreSQL connections.

@@ -3,6 +3,7 @@ package users
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -57,6 +58,13 @@ func (t *Tables) AddTenant(ctx context.Context, q store.Querier, slug, name stri
 	}
 	tenant, err := t.db.InsertTenant(ctx, q, slug, name)
 	if err != nil {
+		return store.Tenant{}, User{}, err
+	}
+	created, err := json.Marshal(map[string]string{"slug": tenant.Slug, "name": tenant.Name})
+	if err != nil {
+		return store.Tenant{}, User{}, err
+	}
+	if err := t.db.Audit(ctx, q, tenant.ID, store.AuditNote{Resource: "tenant", Op: store.OpCreate, After: created}); err != nil {
 		return store.Tenant{}, User{}, err
 	}
 	user, err := t.CreateUser(ctx, q, tenant.ID, NewUser{Email: admin.Email, PasswordHash: admin.PasswordHash, IsAdmin: true, Owner: true})

@@ -24,8 +24,9 @@ type Engine interface {
 	IsUniqueViolation(err error) bool
 	DocColumn() string
 	StoredDoc() string
-	RecordChange(ctx context.Context, q store.Querier, tenantID int64, resource string, id int64, op string, doc []byte) error
+	RecordChange(ctx context.Context, q store.Querier, tenantID int64, resource string, id int64, op string, doc []byte, extra ...string) error
 	CrossTenantRead(ctx context.Context, q store.Querier) error
+	Audit(ctx context.Context, q store.Querier, tenantID int64, n store.AuditNote) error
 	InsertTenant(ctx context.Context, q store.Querier, slug, name string) (store.Tenant, error)
 }
 
@@ -146,7 +147,11 @@ func (t *Tables) UpdateUser(ctx context.Context, q store.Querier, tenantID, id i
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil, fmt.Errorf("user %d: %w", id, store.ErrNotFound)
 	}
-	return b, t.db.RecordChange(ctx, q, tenantID, "users", id, store.OpUpdate, b)
+	var extra []string
+	if passwordHash != nil {
+		extra = []string{"password"}
+	}
+	return b, t.db.RecordChange(ctx, q, tenantID, "users", id, store.OpUpdate, b, extra...)
 }
 
 // DeleteUser removes a user and every token issued to them. The tenant's
@@ -241,6 +246,11 @@ func (t *Tables) ResetPassword(ctx context.Context, tenantID int64, email, hash 
 		}
 		if _, err := q.ExecContext(ctx, `UPDATE users SET password_hash = $1 WHERE tenant_id = $2 AND id = $3`, hash, tenantID, u.ID); err != nil {
 			return fmt.Errorf("reset password: %w", err)
+		}
+		// The document stays as it was: the entry names the password alone.
+		note := store.AuditNote{Resource: "users", Record: u.ID, Op: store.OpUpdate, Before: u.Doc, After: u.Doc, Extra: []string{"password"}}
+		if err := t.db.Audit(ctx, q, tenantID, note); err != nil {
+			return err
 		}
 		return t.creds.RevokeUserTokens(ctx, q, tenantID, u.ID)
 	})

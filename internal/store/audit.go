@@ -1,0 +1,429 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"planwerk/internal/audit"
+)
+
+// The audit log (docs/decisions.md "Audit log"). Every change a
+// transaction records for the feed, and every note of a change the feed
+// does not show (Audit), becomes an entry when the transaction commits:
+// flushChanges links the tenant's entries into its hash chain after it
+// has taken the tenant's change_positions row lock, which it holds until
+// the commit, so that a tenant's entries get their seq and prevHash in
+// the order they commit, on any number of instances, without a second
+// lock. An entry's canonical JSON is put together from pieces computed
+// with the write (audit.Pieces) and the two values only the lock decides
+// (seq, prevHash): on PostgreSQL inside the statement that stores it, so
+// that the lock is held for no round trip (pgtx.go); elsewhere here.
+
+// AuditNote is a change the change feed does not show, for the audit
+// log: of account settings, an API client, a webhook, the storage cap,
+// or a password. Before and After are what GET shows (nil for none);
+// Extra names changed attributes shown in neither (a password).
+type AuditNote struct {
+	Resource string
+	Record   int64 // 0: not a record
+	Op       string
+	Before   []byte
+	After    []byte
+	Extra    []string
+}
+
+// pendingEntry is an audit entry waiting for its transaction's commit:
+// everything but seq, prevHash and hash, with its documents canonical.
+type pendingEntry struct {
+	tenant int64
+	e      audit.Entry
+	pieces audit.Pieces
+}
+
+// Audit adds the note to the audit log in q's transaction (or in one of
+// its own when q is the database), with the source ctx carries.
+func (db *DB) Audit(ctx context.Context, q Querier, tenantID int64, n AuditNote) error {
+	if db.noAudit {
+		return nil
+	}
+	t, ok := q.(*txn)
+	if !ok {
+		return db.Tx(ctx, func(q Querier) error { return db.Audit(ctx, q, tenantID, n) })
+	}
+	var record *int64
+	if n.Record != 0 {
+		record = &n.Record
+	}
+	p, err := newEntry(audit.SourceOf(ctx), tenantID, Timestamp(time.Now()), n.Resource, record, n.Op, n.Before, n.After, n.Extra)
+	if err != nil {
+		return err
+	}
+	t.notes = append(t.notes, p)
+	return nil
+}
+
+// newEntry makes the pending entry of a change.
+func newEntry(src audit.Source, tenantID int64, at, resource string, record *int64, op string, before, after []byte, extra []string) (pendingEntry, error) {
+	e := src.Entry()
+	e.At, e.Resource, e.Record, e.Op = at, resource, record, op
+	var err error
+	if e.Before, err = audit.CanonicalDoc(before); err != nil {
+		return pendingEntry{}, fmt.Errorf("audit %s: before: %w", resource, err)
+	}
+	if e.After, err = audit.CanonicalDoc(after); err != nil {
+		return pendingEntry{}, fmt.Errorf("audit %s: after: %w", resource, err)
+	}
+	var b, a map[string]any
+	if len(before) > 0 {
+		if err := json.Unmarshal(before, &b); err != nil {
+			return pendingEntry{}, fmt.Errorf("audit %s: before: %w", resource, err)
+		}
+	}
+	if len(after) > 0 {
+		if err := json.Unmarshal(after, &a); err != nil {
+			return pendingEntry{}, fmt.Errorf("audit %s: after: %w", resource, err)
+		}
+	}
+	e.Changed = audit.Changed(b, a, extra...)
+	return pendingEntry{tenant: tenantID, e: e, pieces: audit.PiecesOf(e)}, nil
+}
+
+// auditEntries returns the transaction's pending entries by tenant: those
+// of its changes, then its notes.
+func (db *DB) auditEntries(t *txn) (map[int64][]pendingEntry, error) {
+	if db.noAudit || len(t.changes)+len(t.notes) == 0 {
+		return nil, nil
+	}
+	out := map[int64][]pendingEntry{}
+	for _, c := range t.changes {
+		before, after := c.before, c.Doc
+		if c.Op == OpDelete {
+			if before == nil {
+				before = c.Doc
+			}
+			after = nil
+		}
+		id := c.RecordID
+		p, err := newEntry(c.src, c.tenant, c.At, c.Resource, &id, c.Op, before, after, c.extra)
+		if err != nil {
+			return nil, err
+		}
+		out[c.tenant] = append(out[c.tenant], p)
+	}
+	for _, n := range t.notes {
+		out[n.tenant] = append(out[n.tenant], n)
+	}
+	return out, nil
+}
+
+// auditPerStatement bounds the entries one statement stores.
+const auditPerStatement = 100
+
+// lockPositions takes the tenant's change_positions row lock for a
+// transaction that records no change but audit entries.
+const lockPositions = `INSERT INTO change_positions (tenant_id, last) VALUES ($1, 0)
+	ON CONFLICT (tenant_id) DO UPDATE SET last = change_positions.last`
+
+// appendAuditHere links the tenant's entries into its chain in this
+// process and stores them: the chain's head and each record's previous
+// entry are read in q, which must hold the tenant's position lock (or,
+// on SQLite, be the one writer).
+func appendAuditHere(ctx context.Context, q Querier, tenantID int64, es []pendingEntry) error {
+	var seq int64
+	prev := audit.ZeroHash
+	err := q.QueryRowContext(ctx, `SELECT seq, hash FROM audit_log WHERE tenant_id = $1 ORDER BY seq DESC LIMIT 1`, tenantID).Scan(&seq, &prev)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("audit log head: %w", err)
+	}
+	for start := 0; start < len(es); start += auditPerStatement {
+		chunk := es[start:min(start+auditPerStatement, len(es))]
+		var sb strings.Builder
+		sb.WriteString(`INSERT INTO audit_log (` + auditColumns + `, before_seq, prev_hash, hash) VALUES `)
+		args := make([]any, 0, 17*len(chunk))
+		for i, p := range chunk {
+			before, beforeSeq, err := previousAfter(ctx, q, tenantID, p.e)
+			if err != nil {
+				return err
+			}
+			seq++
+			hash := p.pieces.Seal(prev, seq)
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			sb.WriteString(marks(len(args)+1, 17))
+			args = append(args, tenantID, seq)
+			args = append(args, entryColumns(p.e, before)...)
+			args = append(args, beforeSeq, prev, hash)
+			prev = hash
+		}
+		if _, err := q.ExecContext(ctx, sb.String(), args...); err != nil {
+			return fmt.Errorf("audit log: %w", err)
+		}
+	}
+	return nil
+}
+
+// previousAfter decides how an entry's before is stored: as nothing, with
+// the seq of the record's previous entry, when that entry's after is the
+// same text; else as itself.
+func previousAfter(ctx context.Context, q Querier, tenantID int64, e audit.Entry) (before any, beforeSeq any, err error) {
+	if e.Before == nil {
+		return nil, nil, nil
+	}
+	if e.Record != nil {
+		var seq int64
+		var after sql.NullString
+		err := q.QueryRowContext(ctx, `SELECT seq, after FROM audit_log WHERE tenant_id = $1 AND resource = $2 AND record_id = $3 ORDER BY seq DESC LIMIT 1`,
+			tenantID, e.Resource, *e.Record).Scan(&seq, &after)
+		switch {
+		case err == nil && after.Valid && after.String == string(e.Before):
+			return nil, seq, nil
+		case err != nil && !errors.Is(err, sql.ErrNoRows):
+			return nil, nil, fmt.Errorf("audit log: previous entry: %w", err)
+		}
+	}
+	return string(e.Before), nil, nil
+}
+
+// auditColumns are the columns entryColumns fills, after tenant_id and seq.
+const auditColumns = `tenant_id, seq, at, actor_user, actor_client, via, request_id, reason, resource, record_id, op, changed, after, before`
+
+// entryColumns are an entry's values of auditColumns after tenant_id and
+// seq; before is how its before is stored.
+func entryColumns(e audit.Entry, before any) []any {
+	return []any{e.At, nullID(e.Actor.User), nullID(e.Actor.APIClient), e.Actor.Via, nullString(e.RequestID), nullString(e.Reason),
+		e.Resource, nullID(e.Record), e.Op, string(audit.AppendStrings(nil, e.Changed)), nullDoc(e.After), before}
+}
+
+func nullID(id *int64) any {
+	if id == nil {
+		return nil
+	}
+	return *id
+}
+
+func nullString(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
+}
+
+func nullDoc(doc []byte) any {
+	if doc == nil {
+		return nil
+	}
+	return string(doc)
+}
+
+// marks is "($first, …, $first+n-1)".
+func marks(first, n int) string {
+	var sb strings.Builder
+	sb.WriteByte('(')
+	for j := range n {
+		if j > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteByte('$')
+		sb.WriteString(strconv.Itoa(first + j))
+	}
+	sb.WriteByte(')')
+	return sb.String()
+}
+
+// auditStatements are PostgreSQL's statements that link the tenant's
+// entries into its chain and store them, each for up to
+// auditPerStatement entries. Each reads the chain's head afresh, after
+// the lock: a statement begun after the lock was granted sees every
+// entry committed before it.
+func auditStatements(tenantID int64, es []pendingEntry) []statement {
+	var out []statement
+	for start := 0; start < len(es); start += auditPerStatement {
+		chunk := es[start:min(start+auditPerStatement, len(es))]
+		var values strings.Builder
+		args := []any{tenantID, audit.ZeroHash}
+		for i, p := range chunk {
+			if i > 0 {
+				values.WriteString(", ")
+			}
+			k := len(args)
+			fmt.Fprintf(&values, "(%d, $%d::text, $%d::bigint, $%d::bigint, $%d::text, $%d::text, $%d::text, $%d::text, $%d::bigint, $%d::text, $%d::text, $%d::text, $%d::text, $%d::text, $%d::text)",
+				i+1, k+1, k+2, k+3, k+4, k+5, k+6, k+7, k+8, k+9, k+10, k+11, k+12, k+13, k+14)
+			args = append(args, entryColumns(p.e, nullDoc(p.e.Before))...)
+			args = append(args, p.pieces.Head, p.pieces.Mid)
+		}
+		out = append(out, statement{`WITH RECURSIVE v (k, at, actor_user, actor_client, via, request_id, reason, resource, record_id, op, changed, after, before, head, mid) AS (
+				VALUES ` + values.String() + `),
+			last AS (SELECT seq, hash FROM audit_log WHERE tenant_id = $1 ORDER BY seq DESC LIMIT 1),
+			chain (k, seq, prev, hash) AS (
+				SELECT 0, COALESCE((SELECT seq FROM last), 0::bigint), ''::text, COALESCE((SELECT hash FROM last), $2::text)
+				UNION ALL
+				SELECT v.k, c.seq + 1, c.hash, encode(sha256(convert_to(c.hash || v.head || c.hash || v.mid || (c.seq + 1)::text || '}', 'UTF8')), 'hex')
+				  FROM chain c JOIN v ON v.k = c.k + 1)
+			INSERT INTO audit_log (` + auditColumns + `, before_seq, prev_hash, hash)
+			SELECT $1, c.seq, v.at, v.actor_user, v.actor_client, v.via, v.request_id, v.reason, v.resource, v.record_id, v.op, v.changed, v.after,
+			       CASE WHEN p.after = v.before THEN NULL ELSE v.before END, CASE WHEN p.after = v.before THEN p.seq END, c.prev, c.hash
+			  FROM chain c JOIN v ON v.k = c.k
+			  LEFT JOIN LATERAL (SELECT x.seq, x.after FROM audit_log x
+			                      WHERE x.tenant_id = $1 AND x.resource = v.resource AND x.record_id = v.record_id
+			                      ORDER BY x.seq DESC LIMIT 1) p ON v.before IS NOT NULL`, args})
+	}
+	return out
+}
+
+// AuditFilter selects entries of a tenant's audit log.
+type AuditFilter struct {
+	After    int64  // entries after this seq
+	Limit    int    // at most this many (0: all)
+	Resource string // "" for any
+	Record   *int64
+	User     *int64
+	Op       string // "" for any
+	From, To string // on at: From inclusive, To exclusive ("" for open)
+}
+
+// AuditEntries calls fn with the tenant's entries that match f, oldest
+// first, their before as stored or as the after it points to. Rows are
+// read one at a time: memory stays flat however many there are.
+func (db *DB) AuditEntries(ctx context.Context, tenantID int64, f AuditFilter, fn func(audit.Entry) error) error {
+	var cond strings.Builder
+	args := []any{tenantID, f.After}
+	cond.WriteString(`a.tenant_id = $1 AND a.seq > $2`)
+	add := func(sql string, v any) {
+		args = append(args, v)
+		cond.WriteString(" AND " + sql + " $" + strconv.Itoa(len(args)))
+	}
+	if f.Resource != "" {
+		add("a.resource =", f.Resource)
+	}
+	if f.Record != nil {
+		add("a.record_id =", *f.Record)
+	}
+	if f.User != nil {
+		add("a.actor_user =", *f.User)
+	}
+	if f.Op != "" {
+		add("a.op =", f.Op)
+	}
+	if f.From != "" {
+		add("a.at >=", f.From)
+	}
+	if f.To != "" {
+		add("a.at <", f.To)
+	}
+	q := `SELECT a.seq, a.at, a.actor_user, a.actor_client, a.via, a.request_id, a.reason, a.resource, a.record_id, a.op,
+	             a.changed, a.after, COALESCE(a.before, b.after), a.prev_hash, a.hash
+	        FROM audit_log a LEFT JOIN audit_log b ON b.tenant_id = a.tenant_id AND b.seq = a.before_seq
+	       WHERE ` + cond.String() + ` ORDER BY a.seq`
+	if f.Limit > 0 {
+		args = append(args, f.Limit)
+		q += ` LIMIT $` + strconv.Itoa(len(args))
+	}
+	release, err := db.reads.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	rows, err := db.read.QueryContext(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("audit log: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e audit.Entry
+		var user, client, record sql.NullInt64
+		var requestID, reason, after, before sql.NullString
+		var changed string
+		if err := rows.Scan(&e.Seq, &e.At, &user, &client, &e.Actor.Via, &requestID, &reason, &e.Resource, &record, &e.Op,
+			&changed, &after, &before, &e.PrevHash, &e.Hash); err != nil {
+			return fmt.Errorf("audit log: %w", err)
+		}
+		e.Actor.User, e.Actor.APIClient, e.Record = optID(user), optID(client), optID(record)
+		e.RequestID, e.Reason = optString(requestID), optString(reason)
+		if err := json.Unmarshal([]byte(changed), &e.Changed); err != nil {
+			return fmt.Errorf("audit log: entry %d: changed: %w", e.Seq, err)
+		}
+		if after.Valid {
+			e.After = json.RawMessage(after.String)
+		}
+		if before.Valid {
+			e.Before = json.RawMessage(before.String)
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("audit log: %w", err)
+	}
+	return nil
+}
+
+func optID(v sql.NullInt64) *int64 {
+	if !v.Valid {
+		return nil
+	}
+	return &v.Int64
+}
+
+func optString(v sql.NullString) *string {
+	if !v.Valid {
+		return nil
+	}
+	return &v.String
+}
+
+// AuditTenants returns the ids of the tenants that have audit entries.
+func (db *DB) AuditTenants(ctx context.Context) ([]int64, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT DISTINCT tenant_id FROM audit_log ORDER BY tenant_id`)
+	if err != nil {
+		return nil, fmt.Errorf("audit log tenants: %w", err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// PurgeAudit deletes the tenant's entries older than before, except its
+// newest (the chain goes on from it). A kept entry whose before is the
+// after of a purged one keeps that document itself first, so that the
+// chain stays verifiable from the oldest kept entry. It returns how many
+// entries went.
+func (db *DB) PurgeAudit(ctx context.Context, tenantID int64, before string) (int64, error) {
+	var n int64
+	err := db.Tx(ctx, func(q Querier) error {
+		var through sql.NullInt64
+		err := q.QueryRowContext(ctx, `SELECT max(seq) FROM audit_log WHERE tenant_id = $1 AND at < $2
+			AND seq < (SELECT max(seq) FROM audit_log WHERE tenant_id = $1)`, tenantID, before).Scan(&through)
+		if err != nil || !through.Valid {
+			return err
+		}
+		if _, err := q.ExecContext(ctx, `UPDATE audit_log SET before = (SELECT p.after FROM audit_log p WHERE p.tenant_id = $1 AND p.seq = audit_log.before_seq),
+			before_seq = NULL WHERE tenant_id = $1 AND seq > $2 AND before_seq <= $2`, tenantID, through.Int64); err != nil {
+			return err
+		}
+		res, err := q.ExecContext(ctx, `DELETE FROM audit_log WHERE tenant_id = $1 AND seq <= $2`, tenantID, through.Int64)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("purge audit log: %w", err)
+	}
+	return n, nil
+}
