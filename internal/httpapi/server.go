@@ -208,6 +208,7 @@ func (s *Server) routes() {
 	s.skillRoutes()
 	s.clientRoutes()
 	s.data("GET /v1/changes", s.changes)
+	s.auditRoutes()
 	s.webhookRoutes()
 	s.docsRoutes()
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -144,7 +145,11 @@ func (db *DB) Lock(ctx context.Context, q Querier, tenantID int64, key string) e
 // TouchRecord sets a record's updatedAt to now: a change that belongs to
 // the record but lives elsewhere (its file) gives it a new version.
 func (db *DB) TouchRecord(ctx context.Context, q Querier, tenantID int64, c Collection, id int64) error {
-	if _, err := db.GetRecord(ctx, q, tenantID, c, id, true); err != nil {
+	// Read first, for the audit entry's before; a record that is gone
+	// has nothing to touch.
+	if _, err := db.GetRecord(ctx, q, tenantID, c, id, true); errors.Is(err, ErrNotFound) {
+		return nil
+	} else if err != nil {
 		return fmt.Errorf("touch %s %d: %w", c.Resource, id, err)
 	}
 	var s query.SQL
