@@ -27,11 +27,20 @@ type writeResult struct {
 	singleP99    time.Duration
 	errors       int64
 	clients      int
+	tenants      int
 	engine, mode string
 }
 
-// runWrites measures POST /v1/projects: on SQLite each write committed on
-// its own and in batches (group commit), on PostgreSQL as it is.
+// writeRounds is how many turns each path of a pair takes: the two
+// paths alternate, so that the machine's drift during the run falls on
+// both alike.
+const writeRounds = 4
+
+// runWrites measures POST /v1/projects from many clients of one tenant
+// and of eight, each without the audit log and with it. The two services
+// of a pair run side by side, each on a database of its own, and are
+// driven in turns (writeRounds each, d in all). On SQLite writes share
+// their commits (group commit); on PostgreSQL they are served as they are.
 func runWrites(ctx context.Context, pgURL string, d time.Duration, clients int) error {
 	dsns, cleanup, err := databases(ctx, pgURL)
 	if err != nil {
@@ -40,108 +49,150 @@ func runWrites(ctx context.Context, pgURL string, d time.Duration, clients int) 
 	defer cleanup()
 	var results []writeResult
 	for i, dsn := range dsns {
-		type mode struct {
-			name string
-			opts store.Options
-		}
-		modes := []mode{{"as served", store.DefaultOptions()}}
-		if strings.HasPrefix(dsn, "sqlite:") {
-			alone := store.DefaultOptions()
-			alone.GroupCommit = false
-			modes = []mode{{"commit per request", alone}, {"group commit", store.DefaultOptions()}}
-		}
-		for j, m := range modes {
-			// Each mode on a database of its own, so that neither
-			// inherits the other's rows.
-			at := dsn
-			if strings.HasPrefix(dsn, "sqlite:") {
-				at = fmt.Sprintf("%s-%d-%d", dsn, i, j)
+		for j, tenants := range []int{1, 8} {
+			var pair [2]*writePath
+			for k, audited := range []bool{false, true} {
+				at := fmt.Sprintf("%s-%d-%d-%d", dsn, i, j, k)
+				if !strings.HasPrefix(dsn, "sqlite:") {
+					var drop func()
+					if at, drop, err = freshSchema(ctx, pgURL); err != nil {
+						return err
+					}
+					defer drop()
+				}
+				opts := store.DefaultOptions()
+				opts.NoAudit = !audited
+				w, err := startWrites(ctx, at, opts, clients, tenants)
+				if err != nil {
+					return err
+				}
+				defer w.stop()
+				w.result.mode = map[bool]string{false: "without audit log", true: "with audit log"}[audited]
+				pair[k] = w
 			}
-			r, err := benchWrites(ctx, at, m.opts, d, clients)
-			if err != nil {
-				return err
+			for _, n := range []int{1, clients} {
+				for range writeRounds {
+					for _, w := range pair {
+						w.drive(ctx, n, d/writeRounds)
+					}
+				}
 			}
-			r.mode = m.name
-			results = append(results, r)
+			for _, w := range pair {
+				results = append(results, w.finish())
+			}
 		}
 	}
-	fmt.Printf("\nPlanwerk write benchmark: POST /v1/projects, %d clients and 1 client, %s each, %s, %d cores, %s\n\n",
-		clients, d, runtime.Version(), runtime.NumCPU(), time.Now().UTC().Format(time.DateOnly))
-	fmt.Printf("| engine | path | creates/s (%d clients) | p50 | p99 | creates/s (1 client) | p50 | p99 | errors |\n", clients)
-	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	fmt.Printf("\nPlanwerk write benchmark: POST /v1/projects, %d clients and 1 client, %s each (in %d turns, the two paths of a row pair alternating), %s, %d cores, %s\n\n",
+		clients, d, writeRounds, runtime.Version(), runtime.NumCPU(), time.Now().UTC().Format(time.DateOnly))
+	fmt.Printf("| engine | tenants | path | creates/s (%d clients) | p50 | p99 | creates/s (1 client) | p50 | p99 | errors |\n", clients)
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range results {
-		fmt.Printf("| %s | %s | %.0f | %s | %s | %.0f | %s | %s | %d |\n", r.engine, r.mode, r.rate, ms(r.p50), ms(r.p99),
+		fmt.Printf("| %s | %d | %s | %.0f | %s | %s | %.0f | %s | %s | %d |\n", r.engine, r.tenants, r.mode, r.rate, ms(r.p50), ms(r.p99),
 			r.single, ms(r.singleP50), ms(r.singleP99), r.errors)
 	}
-	if len(results) >= 2 && results[0].engine == "sqlite" && results[1].engine == "sqlite" {
-		a, b := results[0], results[1]
-		fmt.Printf("\nsqlite group commit / commit per request: %.2f× creates/s with %d clients, %.2f× the lone client's p50 latency\n",
-			b.rate/a.rate, clients, a2b(b.singleP50, a.singleP50))
+	fmt.Println()
+	for i := 0; i+1 < len(results); i += 2 {
+		off, on := results[i], results[i+1]
+		fmt.Printf("%s, %d tenant(s): with / without the audit log: %.2f× creates/s with %d clients, %.2f× with 1 client\n",
+			off.engine, off.tenants, on.rate/off.rate, clients, on.single/off.single)
 	}
 	return nil
 }
 
-func benchWrites(ctx context.Context, dsn string, opts store.Options, d time.Duration, clients int) (writeResult, error) {
+// writePath is one service under the write load, with what its turns
+// measured so far.
+type writePath struct {
+	post   func(ctx context.Context, i int)
+	errs   atomic.Int64
+	stop   func()
+	result writeResult
+	lat    map[int][]time.Duration // by clients
+	took   map[int]time.Duration
+}
+
+// startWrites starts a service on dsn with tenants, each with an admin
+// signed in.
+func startWrites(ctx context.Context, dsn string, opts store.Options, clients, tenants int) (*writePath, error) {
 	svc, srv, stop, err := startServiceWith(ctx, dsn, opts, nil)
 	if err != nil {
-		return writeResult{}, err
-	}
-	defer stop()
-	if _, _, err := app.CreateTenant(ctx, svc, users.TenantSpec{Slug: "bench", AdminEmail: "admin@bench.test", AdminPassword: "bench-password"}); err != nil {
-		return writeResult{}, err
+		return nil, err
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients + 8}}
-	token, err := login(client, srv.URL)
-	if err != nil {
-		return writeResult{}, err
+	slugs, tokens := make([]string, tenants), make([]string, tenants)
+	for i := range tenants {
+		slugs[i] = "bench"
+		if i > 0 {
+			slugs[i] = fmt.Sprintf("bench-%d", i)
+		}
+		email := fmt.Sprintf("admin@%s.test", slugs[i])
+		if _, _, err := app.CreateTenant(ctx, svc, users.TenantSpec{Slug: slugs[i], AdminEmail: email, AdminPassword: "bench-password"}); err != nil {
+			stop()
+			return nil, err
+		}
+		if tokens[i], err = signIn(client, srv.URL, slugs[i], email, "bench-password"); err != nil {
+			stop()
+			return nil, err
+		}
 	}
-	var errs atomic.Int64
-	post := func(i int) {
+	w := &writePath{stop: stop, lat: map[int][]time.Duration{}, took: map[int]time.Duration{},
+		result: writeResult{engine: svc.DB.Engine(), clients: clients, tenants: tenants}}
+	w.post = func(ctx context.Context, i int) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/v1/projects", strings.NewReader(fmt.Sprintf(`{"name":"Project %d"}`, i)))
-		req.Header.Set("companyurl", "bench")
-		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("companyurl", slugs[i%tenants])
+		req.Header.Set("Authorization", "Bearer "+tokens[i%tenants])
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := client.Do(req)
 		if err != nil {
-			errs.Add(1)
+			w.errs.Add(1)
 			return
 		}
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusCreated {
-			errs.Add(1)
+			w.errs.Add(1)
 		}
 	}
-	drive := func(n int) (float64, time.Duration, time.Duration) {
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		var lat []time.Duration
-		deadline := time.Now().Add(d)
-		for w := 0; w < n; w++ {
-			wg.Add(1)
-			go func(w int) {
-				defer wg.Done()
-				var local []time.Duration
-				for i := w; time.Now().Before(deadline); i += n {
-					start := time.Now()
-					post(i)
-					local = append(local, time.Since(start))
-				}
-				mu.Lock()
-				lat = append(lat, local...)
-				mu.Unlock()
-			}(w)
-		}
-		wg.Wait()
+	return w, nil
+}
+
+// drive runs n clients for d (client i writes to tenant i mod tenants)
+// and keeps their latencies.
+func (w *writePath) drive(ctx context.Context, n int, d time.Duration) {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	deadline := time.Now().Add(d)
+	for c := 0; c < n; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			var local []time.Duration
+			for i := c; time.Now().Before(deadline); i += n {
+				start := time.Now()
+				w.post(ctx, i)
+				local = append(local, time.Since(start))
+			}
+			mu.Lock()
+			w.lat[n] = append(w.lat[n], local...)
+			mu.Unlock()
+		}(c)
+	}
+	wg.Wait()
+	w.took[n] += d
+}
+
+// finish returns what the turns measured.
+func (w *writePath) finish() writeResult {
+	r := w.result
+	rate := func(n int) (float64, time.Duration, time.Duration) {
+		lat := w.lat[n]
 		slices.Sort(lat)
 		if len(lat) == 0 {
 			return 0, 0, 0
 		}
-		return float64(len(lat)) / d.Seconds(), lat[len(lat)/2], lat[len(lat)*99/100]
+		return float64(len(lat)) / w.took[n].Seconds(), lat[len(lat)/2], lat[len(lat)*99/100]
 	}
-	r := writeResult{engine: svc.DB.Engine(), clients: clients}
-	r.single, r.singleP50, r.singleP99 = drive(1)
-	r.rate, r.p50, r.p99 = drive(clients)
-	r.errors = errs.Load()
-	return r, nil
+	r.single, r.singleP50, r.singleP99 = rate(1)
+	r.rate, r.p50, r.p99 = rate(r.clients)
+	r.errors = w.errs.Load()
+	return r
 }

@@ -350,6 +350,9 @@ func TestPieces(t *testing.T) {
 		if s := p.Seal(e.PrevHash, e.Seq); s != h {
 			t.Errorf("entry %d: seal %s, hash %s", i, s, h)
 		}
+		if s := audit.Seal(e, e.PrevHash, e.Seq); s != h {
+			t.Errorf("entry %d: Seal %s, hash %s", i, s, h)
+		}
 	}
 }
 
@@ -370,6 +373,35 @@ func FuzzAppendString(f *testing.F) {
 		}
 		if got := audit.AppendString(nil, s); string(got) != string(want) {
 			t.Errorf("%q: got %s, want %s", s, got, want)
+		}
+	})
+}
+
+// FuzzAppendCanonical: a document written canonical from its decoded
+// value is what RFC 8785 makes of its text.
+func FuzzAppendCanonical(f *testing.F) {
+	for _, s := range []string{`{"b":1,"a":[1.5,"x",null,true,{"é":1e21,"e":-0,"\ud83d\ude00":2,"\uffff":3}]}`, `"<&>\u2028"`, `[333333333.33333329,1E30,4.50,2e-3,1e-27]`,
+		`{"id":17,"note":"Übersicht \"x\"\n\t\u0001","nested":{"z":{},"a":[]}}`, `0`, `-12345678901234567890`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		var v any
+		if json.Unmarshal([]byte(doc), &v) != nil {
+			return
+		}
+		want, err := audit.CanonicalDoc([]byte(doc))
+		if err != nil {
+			return
+		}
+		got, err := audit.AppendCanonical(nil, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc == "null" {
+			want = []byte("null")
+		}
+		if string(got) != string(want) {
+			t.Errorf("%s: got %s, want %s", doc, got, want)
 		}
 	})
 }

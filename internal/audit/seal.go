@@ -1,9 +1,14 @@
 package audit
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"slices"
 	"strconv"
+	"sync"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
@@ -43,7 +48,13 @@ func CanonicalDoc(doc []byte) ([]byte, error) {
 // PiecesOf returns the entry's pieces. Its Before and After must be
 // canonical JSON (CanonicalDoc's) or empty.
 func PiecesOf(e Entry) Pieces {
-	b := make([]byte, 0, 192+len(e.Before)+len(e.After))
+	b, mid := appendPieces(make([]byte, 0, 192+len(e.Before)+len(e.After)), e)
+	return Pieces{Head: string(b[:mid]), Mid: string(b[mid:])}
+}
+
+// appendPieces appends the entry's Head and then its Mid; mid is where
+// Mid starts.
+func appendPieces(b []byte, e Entry) (out []byte, mid int) {
 	b = append(b, `{"actor":{"apiClient":`...)
 	b = appendID(b, e.Actor.APIClient)
 	b = append(b, `,"user":`...)
@@ -61,8 +72,8 @@ func PiecesOf(e Entry) Pieces {
 	b = append(b, `,"op":`...)
 	b = AppendString(b, e.Op)
 	b = append(b, `,"prevHash":"`...)
-	head := string(b)
-	b = append(b[:0], `","reason":`...)
+	mid = len(b)
+	b = append(b, `","reason":`...)
 	b = appendOptString(b, e.Reason)
 	b = append(b, `,"record":`...)
 	b = appendID(b, e.Record)
@@ -71,18 +82,35 @@ func PiecesOf(e Entry) Pieces {
 	b = append(b, `,"resource":`...)
 	b = AppendString(b, e.Resource)
 	b = append(b, `,"seq":`...)
-	return Pieces{Head: head, Mid: string(b)}
+	return b, mid
 }
 
 // Seal returns the hash of the entry with these pieces, seq and
 // prevHash: the SHA-256 of prevHash followed by the canonical JSON.
 func (p Pieces) Seal(prevHash string, seq int64) string {
+	return seal(prevHash, []byte(p.Head), []byte(p.Mid), seq)
+}
+
+// Seal returns the hash the entry has when it follows prevHash at seq.
+// Its Before and After must be canonical JSON (or empty).
+func Seal(e Entry, prevHash string, seq int64) string {
+	buf := sealBuffers.Get().(*[]byte)
+	b, mid := appendPieces((*buf)[:0], e)
+	h := seal(prevHash, b[:mid], b[mid:], seq)
+	*buf = b
+	sealBuffers.Put(buf)
+	return h
+}
+
+var sealBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+func seal(prevHash string, head, mid []byte, seq int64) string {
 	sum := sha256.New()
 	var num [20]byte
 	sum.Write([]byte(prevHash))
-	sum.Write([]byte(p.Head))
+	sum.Write(head)
 	sum.Write([]byte(prevHash))
-	sum.Write([]byte(p.Mid))
+	sum.Write(mid)
 	sum.Write(strconv.AppendInt(num[:0], seq, 10))
 	sum.Write([]byte("}"))
 	return hex.EncodeToString(sum.Sum(nil))
@@ -90,7 +118,7 @@ func (p Pieces) Seal(prevHash string, seq int64) string {
 
 // sealed is the hash of an entry whose documents are canonical JSON
 // already (as stored): no document is parsed.
-func sealed(e Entry) string { return PiecesOf(e).Seal(e.PrevHash, e.Seq) }
+func sealed(e Entry) string { return Seal(e, e.PrevHash, e.Seq) }
 
 func appendID(b []byte, id *int64) []byte {
 	if id == nil {
@@ -169,4 +197,82 @@ func AppendString(b []byte, s string) []byte {
 		i++
 	}
 	return append(b, '"')
+}
+
+// AppendCanonical appends the RFC 8785 canonical JSON of a value decoded
+// by encoding/json into an any (maps, slices, strings, float64 numbers,
+// bools, nil): a document already decoded is written canonical without
+// being parsed again.
+func AppendCanonical(b []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case bool:
+		return strconv.AppendBool(b, v), nil
+	case string:
+		return AppendString(b, v), nil
+	case float64:
+		n, err := jcs.NumberToJSON(v)
+		if err != nil {
+			return nil, err
+		}
+		return append(b, n...), nil
+	case []any:
+		b = append(b, '[')
+		for i, e := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = AppendCanonical(b, e); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, ']'), nil
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, compareUTF16)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = AppendString(b, k)
+			b = append(b, ':')
+			var err error
+			if b, err = AppendCanonical(b, v[k]); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, '}'), nil
+	}
+	return nil, fmt.Errorf("canonical JSON: a value of type %T", v)
+}
+
+// compareUTF16 orders strings by their UTF-16 code units, as RFC 8785
+// orders member names: byte order, except that characters beyond the
+// Basic Multilingual Plane (surrogate pairs, 0xD800-0xDFFF) sort before
+// U+E000-U+FFFF.
+func compareUTF16(a, b string) int {
+	for a != "" && b != "" {
+		ra, na := utf8.DecodeRuneInString(a)
+		rb, nb := utf8.DecodeRuneInString(b)
+		if ra != rb {
+			return cmp.Compare(utf16Key(ra), utf16Key(rb))
+		}
+		a, b = a[na:], b[nb:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// utf16Key is a rune's first UTF-16 code unit.
+func utf16Key(r rune) rune {
+	if r >= 0x10000 {
+		r1, _ := utf16.EncodeRune(r)
+		return r1
+	}
+	return r
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,7 +45,6 @@ type AuditNote struct {
 type pendingEntry struct {
 	tenant int64
 	e      audit.Entry
-	pieces audit.Pieces
 }
 
 // Audit adds the note to the audit log in q's transaction (or in one of
@@ -72,35 +73,58 @@ func (db *DB) Audit(ctx context.Context, q Querier, tenantID int64, n AuditNote)
 func newEntry(src audit.Source, tenantID int64, at, resource string, record *int64, op string, before, after []byte, extra []string) (pendingEntry, error) {
 	e := src.Entry()
 	e.At, e.Resource, e.Record, e.Op = at, resource, record, op
+	// Each document is parsed once: for the attributes that changed, and
+	// to be written canonical.
+	var b, a map[string]any
 	var err error
-	if e.Before, err = audit.CanonicalDoc(before); err != nil {
+	if e.Before, b, err = canonicalObject(before); err != nil {
 		return pendingEntry{}, fmt.Errorf("audit %s: before: %w", resource, err)
 	}
-	if e.After, err = audit.CanonicalDoc(after); err != nil {
+	if e.After, a, err = canonicalObject(after); err != nil {
 		return pendingEntry{}, fmt.Errorf("audit %s: after: %w", resource, err)
 	}
-	var b, a map[string]any
-	if len(before) > 0 {
-		if err := json.Unmarshal(before, &b); err != nil {
-			return pendingEntry{}, fmt.Errorf("audit %s: before: %w", resource, err)
-		}
-	}
-	if len(after) > 0 {
-		if err := json.Unmarshal(after, &a); err != nil {
-			return pendingEntry{}, fmt.Errorf("audit %s: after: %w", resource, err)
-		}
-	}
 	e.Changed = audit.Changed(b, a, extra...)
-	return pendingEntry{tenant: tenantID, e: e, pieces: audit.PiecesOf(e)}, nil
+	return pendingEntry{tenant: tenantID, e: e}, nil
+}
+
+// canonicalObject decodes a document (a JSON object, or nothing) and
+// returns its canonical JSON and its members.
+func canonicalObject(doc []byte) ([]byte, map[string]any, error) {
+	if len(doc) == 0 {
+		return nil, nil, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(doc, &m); err != nil {
+		return nil, nil, err
+	}
+	if m == nil {
+		return nil, nil, nil
+	}
+	c, err := audit.AppendCanonical(make([]byte, 0, len(doc)), m)
+	return c, m, err
 }
 
 // auditEntries returns the transaction's pending entries by tenant: those
 // of its changes, then its notes.
 func (db *DB) auditEntries(t *txn) (map[int64][]pendingEntry, error) {
+	es, err := db.auditList(t)
+	if err != nil || len(es) == 0 {
+		return nil, err
+	}
+	out := map[int64][]pendingEntry{}
+	for _, p := range es {
+		out[p.tenant] = append(out[p.tenant], p)
+	}
+	return out, nil
+}
+
+// auditList returns the transaction's pending entries: those of its
+// changes, then its notes.
+func (db *DB) auditList(t *txn) ([]pendingEntry, error) {
 	if db.noAudit || len(t.changes)+len(t.notes) == 0 {
 		return nil, nil
 	}
-	out := map[int64][]pendingEntry{}
+	out := make([]pendingEntry, 0, len(t.changes)+len(t.notes))
 	for _, c := range t.changes {
 		before, after := c.before, c.Doc
 		if c.Op == OpDelete {
@@ -114,12 +138,9 @@ func (db *DB) auditEntries(t *txn) (map[int64][]pendingEntry, error) {
 		if err != nil {
 			return nil, err
 		}
-		out[c.tenant] = append(out[c.tenant], p)
+		out = append(out, p)
 	}
-	for _, n := range t.notes {
-		out[n.tenant] = append(out[n.tenant], n)
-	}
-	return out, nil
+	return append(out, t.notes...), nil
 }
 
 // auditPerStatement bounds the entries one statement stores.
@@ -130,43 +151,96 @@ const auditPerStatement = 100
 const lockPositions = `INSERT INTO change_positions (tenant_id, last) VALUES ($1, 0)
 	ON CONFLICT (tenant_id) DO UPDATE SET last = change_positions.last`
 
+// chainHead is the last entry of a tenant's chain.
+type chainHead struct {
+	seq  int64
+	hash string
+}
+
 // appendAuditHere links the tenant's entries into its chain in this
 // process and stores them: the chain's head and each record's previous
 // entry are read in q, which must hold the tenant's position lock (or,
 // on SQLite, be the one writer).
 func appendAuditHere(ctx context.Context, q Querier, tenantID int64, es []pendingEntry) error {
-	var seq int64
-	prev := audit.ZeroHash
-	err := q.QueryRowContext(ctx, `SELECT seq, hash FROM audit_log WHERE tenant_id = $1 ORDER BY seq DESC LIMIT 1`, tenantID).Scan(&seq, &prev)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("audit log head: %w", err)
+	_, err := appendChain(ctx, q, tenantID, nil, es)
+	return err
+}
+
+// appendChain is appendAuditHere after the head known (nil: read it);
+// it returns the new head.
+func appendChain(ctx context.Context, q Querier, tenantID int64, known *chainHead, es []pendingEntry) (chainHead, error) {
+	head := chainHead{hash: audit.ZeroHash}
+	if known != nil {
+		head = *known
+	} else {
+		err := q.QueryRowContext(ctx, selectAuditHead, tenantID).Scan(&head.seq, &head.hash)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return head, fmt.Errorf("audit log head: %w", err)
+		}
 	}
-	for start := 0; start < len(es); start += auditPerStatement {
-		chunk := es[start:min(start+auditPerStatement, len(es))]
-		var sb strings.Builder
-		sb.WriteString(`INSERT INTO audit_log (` + auditColumns + `, before_seq, prev_hash, hash) VALUES `)
-		args := make([]any, 0, 17*len(chunk))
-		for i, p := range chunk {
+	for len(es) > 0 {
+		n := auditRows(len(es))
+		args := make([]any, 0, 17*n)
+		for _, p := range es[:n] {
 			before, beforeSeq, err := previousAfter(ctx, q, tenantID, p.e)
 			if err != nil {
-				return err
+				return head, err
 			}
-			seq++
-			hash := p.pieces.Seal(prev, seq)
-			if i > 0 {
-				sb.WriteString(", ")
-			}
-			sb.WriteString(marks(len(args)+1, 17))
-			args = append(args, tenantID, seq)
+			next := chainHead{seq: head.seq + 1, hash: audit.Seal(p.e, head.hash, head.seq+1)}
+			args = append(args, tenantID, next.seq)
 			args = append(args, entryColumns(p.e, before)...)
-			args = append(args, beforeSeq, prev, hash)
-			prev = hash
+			args = append(args, beforeSeq, head.hash, next.hash)
+			head = next
 		}
-		if _, err := q.ExecContext(ctx, sb.String(), args...); err != nil {
-			return fmt.Errorf("audit log: %w", err)
+		if _, err := q.ExecContext(ctx, insertAudit[n], args...); err != nil {
+			return head, fmt.Errorf("audit log: %w", err)
 		}
+		es = es[n:]
 	}
-	return nil
+	return head, nil
+}
+
+// auditRows is how many of n entries the next INSERT stores: 16, 4 or 1,
+// so that the writer keeps three statements prepared, whatever the sizes
+// of its batches.
+func auditRows(n int) int {
+	switch {
+	case n >= 16:
+		return 16
+	case n >= 4:
+		return 4
+	}
+	return 1
+}
+
+// The audit log's reads of a write: the chain's head, and a record's
+// previous entry.
+const (
+	selectAuditHead     = `SELECT seq, hash FROM audit_log WHERE tenant_id = $1 ORDER BY seq DESC LIMIT 1`
+	selectPreviousEntry = `SELECT seq, after FROM audit_log WHERE tenant_id = $1 AND resource = $2 AND record_id = $3 ORDER BY seq DESC LIMIT 1`
+)
+
+// auditWriterStatements are the texts the writer keeps prepared from their
+// first run: they run once a batch, where other statements run once a
+// write.
+func auditWriterStatements() []string {
+	return append(slices.Collect(maps.Values(insertAudit)), selectAuditHead, selectPreviousEntry)
+}
+
+// insertAudit are the INSERTs of 1, 4 and 16 entries, each the values
+// of auditColumns, before_seq, prev_hash and hash.
+var insertAudit = map[int]string{1: insertAuditRows(1), 4: insertAuditRows(4), 16: insertAuditRows(16)}
+
+func insertAuditRows(n int) string {
+	var sb strings.Builder
+	sb.WriteString(`INSERT INTO audit_log (` + auditColumns + `, before_seq, prev_hash, hash) VALUES `)
+	for i := range n {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(marks(17*i+1, 17))
+	}
+	return sb.String()
 }
 
 // previousAfter decides how an entry's before is stored: as nothing, with
@@ -179,8 +253,7 @@ func previousAfter(ctx context.Context, q Querier, tenantID int64, e audit.Entry
 	if e.Record != nil {
 		var seq int64
 		var after sql.NullString
-		err := q.QueryRowContext(ctx, `SELECT seq, after FROM audit_log WHERE tenant_id = $1 AND resource = $2 AND record_id = $3 ORDER BY seq DESC LIMIT 1`,
-			tenantID, e.Resource, *e.Record).Scan(&seq, &after)
+		err := q.QueryRowContext(ctx, selectPreviousEntry, tenantID, e.Resource, *e.Record).Scan(&seq, &after)
 		switch {
 		case err == nil && after.Valid && after.String == string(e.Before):
 			return nil, seq, nil
@@ -256,7 +329,8 @@ func auditStatements(tenantID int64, es []pendingEntry) []statement {
 			fmt.Fprintf(&values, "(%d, $%d::text, $%d::bigint, $%d::bigint, $%d::text, $%d::text, $%d::text, $%d::text, $%d::bigint, $%d::text, $%d::text, $%d::text, $%d::text, $%d::text, $%d::text)",
 				i+1, k+1, k+2, k+3, k+4, k+5, k+6, k+7, k+8, k+9, k+10, k+11, k+12, k+13, k+14)
 			args = append(args, entryColumns(p.e, nullDoc(p.e.Before))...)
-			args = append(args, p.pieces.Head, p.pieces.Mid)
+			pieces := audit.PiecesOf(p.e)
+			args = append(args, pieces.Head, pieces.Mid)
 		}
 		out = append(out, statement{`WITH RECURSIVE v (k, at, actor_user, actor_client, via, request_id, reason, resource, record_id, op, changed, after, before, head, mid) AS (
 				VALUES ` + values.String() + `),

@@ -111,6 +111,16 @@ func TestAuditOfWrites(t *testing.T) {
 		if string(es[3].Before) != string(es[2].After) || es[3].After != nil {
 			t.Errorf("delete: before %s after %s", es[3].Before, es[3].After)
 		}
+		// Each version is stored once: only the settings' before, which
+		// follows no entry of a record, is stored in its entry.
+		var stored int
+		if err := db.Reader().QueryRowContext(ctx, `SELECT count(*) FROM audit_log WHERE tenant_id = $1 AND seq > $2 AND before IS NOT NULL`,
+			tn.ID, es[0].Seq).Scan(&stored); err != nil {
+			t.Fatal(err)
+		}
+		if stored != 1 {
+			t.Errorf("%d entries store their before, want 1 (the settings')", stored)
+		}
 	})
 }
 

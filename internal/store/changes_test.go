@@ -77,5 +77,16 @@ func TestChangesOfATransaction(t *testing.T) {
 		if after, _, _ := db.ChangeWindow(ctx, tn.ID); after != last+249 {
 			t.Errorf("a rolled back transaction moved the positions to %d (want %d)", after, last+249)
 		}
+		// The audit log has an entry for each change, stored many to a
+		// statement, in a chain that verifies.
+		var creates int
+		for _, e := range entriesOf(t, db, tn.ID) {
+			if e.Resource == "projects" {
+				creates++
+			}
+		}
+		if creates != 249 {
+			t.Errorf("%d audit entries of projects, want 249", creates)
+		}
 	})
 }

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 )
@@ -50,6 +52,11 @@ type committer struct {
 	// still listen.
 	changed func(tenants ...int64)
 	hot     *hotStatements
+	// heads are the audit chains' heads as committed batches left them,
+	// so that a batch reads none it knows. Another process's entries
+	// (an operator's command) make the next entry's seq collide: the
+	// batch fails, heads are forgotten, and its writes run again.
+	heads   map[int64]chainHead
 	stop    chan struct{}
 	stopped chan struct{}
 	closing sync.Once
@@ -61,6 +68,14 @@ type commitJob struct {
 	turn   chan turnGrant  // the committer's go-ahead
 	done   chan turnResult // the write's report that its turn is over
 	result chan error      // the batch's outcome, for writes that kept their work
+	// entries brings a kept write's audit entries, made after its turn.
+	entries chan auditBatch
+}
+
+// auditBatch is a write's audit entries, or why they could not be made.
+type auditBatch struct {
+	es  []pendingEntry
+	err error
 }
 
 type turnGrant struct {
@@ -76,7 +91,7 @@ type turnResult struct {
 
 func newCommitter(pool *sql.DB, maxBatch int, wait time.Duration, changed func(tenants ...int64)) *committer {
 	c := &committer{pool: pool, queue: make(chan *commitJob, maxBatch), wait: wait, maxBatch: maxBatch, changed: changed,
-		hot: newHotStatements(maxHot), stop: make(chan struct{}), stopped: make(chan struct{})}
+		hot: newHotStatements(maxHot, auditWriterStatements()...), heads: map[int64]chainHead{}, stop: make(chan struct{}), stopped: make(chan struct{})}
 	go c.run()
 	return c
 }
@@ -151,17 +166,33 @@ func (c *committer) batch(first *commitJob, last int) int {
 		}
 		break
 	}
+	var failed *commitJob // a write whose audit entries could not be made
+	var heads map[int64]chainHead
+	if !broken {
+		heads, failed, err = c.appendAudit(tx, kept)
+		broken = err != nil
+	}
 	if broken {
 		_ = tx.Rollback()
+		clear(c.heads)
 		for _, j := range kept {
-			j.result <- errBatchAborted
+			if j == failed {
+				j.result <- err
+			} else {
+				j.result <- errBatchAborted
+			}
 		}
 		return size
 	}
 	err = tx.Commit()
 	if err != nil {
 		err = fmt.Errorf("commit: %w", err)
+		clear(c.heads)
 	} else {
+		if len(c.heads)+len(heads) > maxHeads {
+			clear(c.heads)
+		}
+		maps.Copy(c.heads, heads)
 		if c.observe != nil {
 			c.observe(len(kept))
 		}
@@ -174,6 +205,49 @@ func (c *committer) batch(first *commitJob, last int) int {
 	}
 	return size
 }
+
+// appendAudit stores the audit entries of the batch's kept writes, in
+// the order of their turns (the order of their changes' positions), as
+// the batch's last statements: each tenant's chain head is read once a
+// batch, and no write's turn spends time on its entries. A write whose
+// entries could not be made is returned with the error; it fails alone,
+// the others run again.
+func (c *committer) appendAudit(tx *sql.Tx, kept []*commitJob) (map[int64]chainHead, *commitJob, error) {
+	byTenant := map[int64][]pendingEntry{}
+	var tenants []int64
+	for _, j := range kept {
+		b := <-j.entries
+		if b.err != nil {
+			return nil, j, b.err
+		}
+		for _, p := range b.es {
+			if _, ok := byTenant[p.tenant]; !ok {
+				tenants = append(tenants, p.tenant)
+			}
+			byTenant[p.tenant] = append(byTenant[p.tenant], p)
+		}
+	}
+	slices.Sort(tenants)
+	// Like the savepoint statements, these belong to no one request.
+	ctx := context.Background()
+	q := hotTx{Tx: tx, hot: c.hot}
+	heads := make(map[int64]chainHead, len(tenants))
+	for _, id := range tenants {
+		var known *chainHead
+		if h, ok := c.heads[id]; ok {
+			known = &h
+		}
+		h, err := appendChain(ctx, q, id, known, byTenant[id])
+		if err != nil {
+			return nil, nil, err
+		}
+		heads[id] = h
+	}
+	return heads, nil, nil
+}
+
+// maxHeads bounds the chain heads the committer remembers.
+const maxHeads = 1 << 16
 
 // grant gives j its turn, unless its request ended while it waited.
 func (c *committer) grant(j *commitJob, g turnGrant) bool {
@@ -237,7 +311,8 @@ func affected(res sql.Result, err error, what string) (bool, error) {
 // groupTx runs fn as one write of a batch.
 func (db *DB) groupTx(ctx context.Context, fn func(q Querier) error) error {
 	c := db.committer
-	j := &commitJob{ctx: ctx, turn: make(chan turnGrant), done: make(chan turnResult, 1), result: make(chan error, 1)}
+	j := &commitJob{ctx: ctx, turn: make(chan turnGrant), done: make(chan turnResult, 1), result: make(chan error, 1),
+		entries: make(chan auditBatch, 1)}
 	select {
 	case c.queue <- j:
 	case <-ctx.Done():
@@ -256,9 +331,14 @@ func (db *DB) groupTx(ctx context.Context, fn func(q Querier) error) error {
 	if g.err != nil {
 		return g.err
 	}
-	if err := db.turn(ctx, hotTx{Tx: g.tx, hot: c.hot}, j, fn); err != nil {
+	t, err := db.turn(ctx, hotTx{Tx: g.tx, hot: c.hot}, j, fn)
+	if err != nil {
 		return err
 	}
+	// The write's audit entries are made here, beside the turns of the
+	// writes after it, and stored by the committer when the batch ends.
+	es, err := db.auditList(t)
+	j.entries <- auditBatch{es: es, err: err}
 	select {
 	case err := <-j.result:
 		return err
@@ -271,7 +351,7 @@ func (db *DB) groupTx(ctx context.Context, fn func(q Querier) error) error {
 
 // turn runs fn inside a savepoint of the batch's transaction and reports
 // to the committer when it is done, whatever happens (a panic included).
-func (db *DB) turn(ctx context.Context, tx hotTx, j *commitJob, fn func(q Querier) error) (err error) {
+func (db *DB) turn(ctx context.Context, tx hotTx, j *commitJob, fn func(q Querier) error) (t *txn, err error) {
 	var r turnResult
 	defer func() { j.done <- r }()
 	// Savepoint statements run whether or not the request is still there:
@@ -279,7 +359,7 @@ func (db *DB) turn(ctx context.Context, tx hotTx, j *commitJob, fn func(q Querie
 	keep := context.WithoutCancel(ctx)
 	if _, err := tx.ExecContext(keep, `SAVEPOINT write`); err != nil {
 		r.broken = true
-		return fmt.Errorf("begin write: %w", err)
+		return nil, fmt.Errorf("begin write: %w", err)
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -287,21 +367,22 @@ func (db *DB) turn(ctx context.Context, tx hotTx, j *commitJob, fn func(q Querie
 			panic(p)
 		}
 	}()
-	t := &txn{Querier: tx}
+	t = &txn{Querier: tx}
 	var tenants []int64
 	if err = fn(t); err == nil {
-		tenants, err = db.flushChanges(ctx, t)
+		// The audit entries are left to the batch's end.
+		tenants, err = db.flush(ctx, t, nil)
 	}
 	if err != nil {
 		r.broken = !undo(keep, tx)
-		return err
+		return nil, err
 	}
 	if _, err := tx.ExecContext(keep, `RELEASE write`); err != nil {
 		r.broken = true
-		return fmt.Errorf("end write: %w", err)
+		return nil, fmt.Errorf("end write: %w", err)
 	}
 	r.kept, r.changed = true, tenants
-	return nil
+	return t, nil
 }
 
 // undo rolls a write back to its savepoint and reports whether the

@@ -145,7 +145,8 @@ func (sqliteDialect) docColumn() string { return "doc" }
 
 // SQLite's reader stops at the budget, and the rows it leaves are never
 // read: the size is measured on the text read anyway.
-// SQLite's one writer links the entries here.
+// SQLite's one writer links the entries here; a batch of writes (group
+// commit) reads each tenant's chain head once.
 func (sqliteDialect) appendAudit(ctx context.Context, q Querier, tenantID int64, es []pendingEntry) error {
 	return appendAuditHere(ctx, q, tenantID, es)
 }

@@ -25,10 +25,17 @@ type hotStatements struct {
 	mu    sync.RWMutex // read-locked on the hot path: a prepared statement's lookup
 	stmts map[string]*sql.Stmt
 	seen  map[string]int // texts run unprepared since the last preparing
+	// always are texts prepared the first time they run: the writer's own
+	// statements that run once a batch (the audit log's).
+	always map[string]bool
 }
 
-func newHotStatements(max int) *hotStatements {
-	return &hotStatements{max: max, stmts: map[string]*sql.Stmt{}, seen: map[string]int{}}
+func newHotStatements(max int, always ...string) *hotStatements {
+	h := &hotStatements{max: max, stmts: map[string]*sql.Stmt{}, seen: map[string]int{}, always: map[string]bool{}}
+	for _, q := range always {
+		h.always[q] = true
+	}
+	return h
 }
 
 // cached returns the prepared statement of query, or nil.
@@ -71,7 +78,7 @@ func (h *hotStatements) prepare(pool *sql.DB) {
 	h.mu.Lock()
 	var due []string
 	for q, n := range h.seen {
-		if n > 1 && len(h.stmts)+len(due) < h.max {
+		if (n > 1 || h.always[q]) && len(h.stmts)+len(due) < h.max {
 			due = append(due, q)
 		}
 	}

@@ -8,7 +8,9 @@
 -- once: an entry's before is the after of the record's previous entry
 -- (before_seq) and is stored in the entry itself (before) only when there
 -- is none to point at (a record older than the audit log, or one whose
--- previous entry was purged). See docs/decisions.md "Audit log".
+-- previous entry was purged). See docs/decisions.md "Audit log". The
+-- rows live in their key's order (WITHOUT ROWID): an entry is one insert
+-- into that tree and one into the index of records, not three.
 CREATE TABLE IF NOT EXISTS audit_log (
     tenant_id    BIGINT NOT NULL REFERENCES tenants (id),
     seq          BIGINT NOT NULL,
@@ -28,7 +30,7 @@ CREATE TABLE IF NOT EXISTS audit_log (
     prev_hash    TEXT   NOT NULL,
     hash         TEXT   NOT NULL,
     PRIMARY KEY (tenant_id, seq)
-);
+) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS audit_log_record ON audit_log (tenant_id, resource, record_id, seq);
 
 -- +goose Down
