@@ -53,7 +53,8 @@ func (b *builder) auditComponents() {
 			"at":        {"type": "string", "format": "date-time", "pattern": timestampPattern, "description": "When the change was made."},
 			"actor":     schemaRef("AuditActor"),
 			"requestId": {"type": []string{"string", "null"}, "description": "The `X-Request-Id` of the request that made the change; null for a command."},
-			"reason":    {"type": []string{"string", "null"}, "description": "The request's `Change-Reason`, percent-decoded; null when it sent none."},
+			"reason": {"type": []string{"string", "null"}, "minLength": 1, "maxLength": 500,
+				"description": "The request's `Change-Reason`, percent-decoded; null when it sent none."},
 			"resource": str("What changed: a resource's name as the change feed names it (`time-entries`, `users`, " +
 				"`uploads`, …), or `settings`, `tenant`, `api-clients`, `webhooks`."),
 			"record": nullableID("The record's id; null for what is not a record."),
