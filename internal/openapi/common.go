@@ -65,6 +65,7 @@ const (
 	tagWebhooks   = "Webhooks"
 	tagOperations = "Operations"
 	tagDocs       = "Documentation"
+	tagAudit      = "AuditLog"
 )
 
 var tagDescriptions = map[string]string{
@@ -78,13 +79,14 @@ var tagDescriptions = map[string]string{
 	tagFiles:      "Files attached to Documents and Expenses: upload, list, signed download links, delete.",
 	tagOperations: "Health, readiness and metrics; no tenant, no token.",
 	tagDocs:       "This document and the API reference page.",
+	tagAudit:      "Who changed what, when, from what to what, and why: every change of the tenant, in a chain of hashes. Each record's history is under its resource.",
 }
 
 // tagGroups order the sidebar; a nil Tags is the resources' group.
 var tagGroups = []TagGroup{
 	{Name: "Authentication", Tags: []string{tagAuth, tagClients}},
 	{Name: "Time and approval", Tags: []string{tagAccount, tagApproval, tagAnalytics}},
-	{Name: "Changes", Tags: []string{tagChanges, tagWebhooks}},
+	{Name: "Changes", Tags: []string{tagChanges, tagWebhooks, tagAudit}},
 	{Name: "Files", Tags: []string{tagFiles}},
 	{Name: "Resources"},
 	{Name: "Operations", Tags: []string{tagOperations, tagDocs}},

@@ -252,6 +252,7 @@ func Build(reg *resource.Registry, routes []Route) *Document {
 	}
 	b.common()
 	b.safeWriteComponents()
+	b.auditComponents()
 	resourceRoutes := b.resources(routes)
 	for _, rt := range routes {
 		if resourceRoutes[rt.key()] {
@@ -358,6 +359,7 @@ func (b *builder) add(method, path string, op *Operation) {
 		return
 	}
 	b.safeWrite(method, op)
+	b.changeReason(method, op)
 	*slot = op
 	if b.used == nil {
 		b.used = map[string]bool{}

@@ -230,6 +230,31 @@ var descriptions = map[string]opDesc{
 			429: "The tenant's share of requests is in use, or (with `wait`) the user or API client already holds 8 " +
 				"waiting reads of the feed, or the tenant 32 (`too_many_requests`); retry after `Retry-After`."}},
 
+	"GET /v1/audit-log": {ID: "listAuditLog", Tag: tagAudit, Summary: "Read the audit log",
+		Description: "The tenant's audit entries that match the filters, oldest first, a page at a time: who changed " +
+			"what, when, from what to what, and why, in a chain of hashes an auditor can check. Follow `next` (or, " +
+			"for CSV, the `" + auditNext + "` header) with `after` until a page is empty. Admins only; an API " +
+			"client's token of the scope `read` acting as an admin may read it. Any other parameter, a parameter " +
+			"given twice or empty, or a bad value → 400 naming it.",
+		Params: auditLogParams(),
+		OK:     auditLogOK(),
+		Errors: []int{403},
+		Refusals: map[int]string{
+			400: "A parameter that is unknown, given twice, empty or not valid (`invalid`; `problems` names it: a " +
+				"`limit` over 10000, an `op` other than create, update or delete, a `from` or `to` that is no RFC 3339 " +
+				"date-time, …), a query string that cannot be parsed (`invalid_query`), or a missing or unknown tenant " +
+				"(`tenant_required`, `unknown_tenant`, `tenant_mismatch`).",
+			403: "The caller is not an admin (`forbidden`).",
+		}},
+	"GET /v1/api-clients/{id}/history": {ID: "getApiClientHistory", Tag: tagClients, Summary: "Read the history of an API client",
+		Description: historyDescription("Admins only, also after the client was deleted (404 when it has no entries then)."),
+		OK:          okJSON(200, "The entries.", schemaRef("AuditHistory")),
+		Errors:      []int{403}},
+	"GET /v1/webhooks/{id}/history": {ID: "getWebhookHistory", Tag: tagWebhooks, Summary: "Read the history of a webhook",
+		Description: historyDescription("Admins only, also after the webhook was deleted (404 when it has no entries then)."),
+		OK:          okJSON(200, "The entries.", schemaRef("AuditHistory")),
+		Errors:      []int{403}},
+
 	"GET /v1/api-clients": {ID: "listApiClients", Tag: tagClients, Summary: "List the API clients",
 		Description: "Every API client of the tenant, without secrets. Admins only.",
 		OK:          okJSON(200, "The clients, by id.", Schema{"type": "array", "items": schemaRef("ApiClient")}),

@@ -17,6 +17,7 @@ const (
 	opUpdate  = "update"
 	opReplace = "replace"
 	opDelete  = "delete"
+	opHistory = "history"
 )
 
 type resOp struct {
@@ -24,11 +25,12 @@ type resOp struct {
 }
 
 // resourceOps are the generic endpoints of a resource, exactly as the
-// HTTP edge registers them: list and get, and unless read-only create,
-// update (PATCH), replace (PUT, the same) and delete.
+// HTTP edge registers them: list, get and the record's history, and
+// unless read-only create, update (PATCH), replace (PUT, the same) and
+// delete.
 func resourceOps(r *resource.Resource) []resOp {
 	base, one := r.Path(), r.Path()+"/{id}"
-	ops := []resOp{{opList, "GET", base}, {opGet, "GET", one}}
+	ops := []resOp{{opList, "GET", base}, {opGet, "GET", one}, {opHistory, "GET", one + "/history"}}
 	if r.ReadOnly {
 		return ops
 	}
@@ -82,7 +84,7 @@ func (b *builder) resourceOperation(r *resource.Resource, o resOp, a Auth) *Oper
 		Tags:       []string{r.Model},
 		Deprecated: r.Deprecated,
 		Responses:  map[string]*Response{},
-		record:     o.kind != opList,
+		record:     o.kind != opList && o.kind != opHistory,
 	}
 	record := schemaRef(SchemaName(r.Model))
 	ok := func(status int, desc string, s Schema, headers ...string) {
@@ -117,6 +119,13 @@ func (b *builder) resourceOperation(r *resource.Resource, o resOp, a Auth) *Oper
 			op.Parameters = append(op.Parameters, p)
 		}
 		ok(200, "The record.", record)
+	case opHistory:
+		op.OperationID = "get" + r.Model + "History"
+		op.Summary = "Read the history of " + article(r.Model)
+		op.Description = historyDescription("The caller must be allowed to read the record (else 404, as GET answers); " +
+			"admins also after it was deleted (404 when it has no entries then).")
+		op.Parameters = []Parameter{idParam}
+		ok(200, "The record's entries, oldest first.", schemaRef("AuditHistory"))
 	case opCreate:
 		op.OperationID = "create" + r.Model
 		op.Summary = "Create " + article(r.Model)
