@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -24,6 +25,53 @@ type APIClient struct {
 	CreatedBy int64
 }
 
+// ClientView is an API client as GET /v1/api-clients/{id} shows it: the
+// document of its reads, of its ETag and of its audit entries, without
+// its secret or the secret's hash.
+type ClientView struct {
+	ID        int64  `json:"id"`
+	ClientID  string `json:"clientId"`
+	Name      string `json:"name"`
+	User      int64  `json:"user"`
+	Scope     string `json:"scope"`
+	CreatedAt string `json:"createdAt"`
+	// CreatedBy is the admin who created the client; null for clients
+	// created before it was recorded.
+	CreatedBy *int64 `json:"createdBy"`
+}
+
+// View returns the client as GET shows it.
+func (c APIClient) View() ClientView {
+	out := ClientView{ID: c.ID, ClientID: c.ClientID, Name: c.Name, User: c.UserID, Scope: c.Scope, CreatedAt: c.CreatedAt}
+	if c.CreatedBy != 0 {
+		by := c.CreatedBy
+		out.CreatedBy = &by
+	}
+	return out
+}
+
+// clientsResource names API clients in the audit log.
+const clientsResource = "api-clients"
+
+// auditClient notes a create or delete of the client in q's transaction:
+// an API client makes no change-feed change. The table's writes note
+// themselves, so that the clients deleted with their creator's admin
+// rights (RevokeClientsCreatedBy) are noted too; the secret is in no
+// document a note holds.
+func (t *Tables) auditClient(ctx context.Context, q store.Querier, tenantID int64, op string, c APIClient) error {
+	doc, err := json.Marshal(c.View())
+	if err != nil {
+		return fmt.Errorf("api client %d: %w", c.ID, err)
+	}
+	n := store.AuditNote{Resource: clientsResource, Record: c.ID, Op: op}
+	if op == store.OpDelete {
+		n.Before = doc
+	} else {
+		n.After = doc
+	}
+	return t.db.Audit(ctx, q, tenantID, n)
+}
+
 const apiClientColumns = `id, client_id, secret_hash, name, user_id, scope, created_at, created_by`
 
 func scanAPIClient(row interface{ Scan(...any) error }) (APIClient, error) {
@@ -34,7 +82,8 @@ func scanAPIClient(row interface{ Scan(...any) error }) (APIClient, error) {
 	return c, err
 }
 
-// InsertAPIClient stores a new client; c.ID comes from NewID.
+// InsertAPIClient stores a new client, with its audit entry; c.ID comes
+// from NewID.
 func (t *Tables) InsertAPIClient(ctx context.Context, q store.Querier, tenantID int64, c APIClient) error {
 	_, err := q.ExecContext(ctx,
 		`INSERT INTO api_clients (tenant_id, `+apiClientColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
@@ -42,7 +91,7 @@ func (t *Tables) InsertAPIClient(ctx context.Context, q store.Querier, tenantID 
 	if err != nil {
 		return fmt.Errorf("insert api client: %w", err)
 	}
-	return nil
+	return t.auditClient(ctx, q, tenantID, store.OpCreate, c)
 }
 
 // CountAPIClients counts the tenant's clients.
@@ -98,16 +147,19 @@ func (t *Tables) apiClient(ctx context.Context, cond string, tenantID int64, key
 	return c, nil
 }
 
-// DeleteAPIClient removes a client and revokes every token it was given.
+// DeleteAPIClient removes a client, with its audit entry, and revokes
+// every token it was given.
 func (t *Tables) DeleteAPIClient(ctx context.Context, q store.Querier, tenantID, id int64) error {
-	res, err := q.ExecContext(ctx, `DELETE FROM api_clients WHERE tenant_id = $1 AND id = $2`, tenantID, id)
+	c, err := scanAPIClient(q.QueryRowContext(ctx,
+		`DELETE FROM api_clients WHERE tenant_id = $1 AND id = $2 RETURNING `+apiClientColumns, tenantID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("api client: %w", store.ErrNotFound)
+	}
 	if err != nil {
 		return fmt.Errorf("delete api client: %w", err)
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("delete api client: %w", err)
-	} else if n == 0 {
-		return fmt.Errorf("api client: %w", store.ErrNotFound)
+	if err := t.auditClient(ctx, q, tenantID, store.OpDelete, c); err != nil {
+		return err
 	}
 	if _, err := q.ExecContext(ctx,
 		`UPDATE access_tokens SET revoked = TRUE WHERE tenant_id = $1 AND client = $2`, tenantID, id); err != nil {

@@ -21,6 +21,7 @@ type Engine interface {
 	Lookup() store.Querier
 	ForUpdate() string
 	PurgeRows(ctx context.Context, what, del string, args ...any) (int64, error)
+	Audit(ctx context.Context, q store.Querier, tenantID int64, n store.AuditNote) error
 }
 
 // Tables are the tables of sign-in: access and refresh tokens and API

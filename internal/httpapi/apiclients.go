@@ -17,26 +17,11 @@ func (s *Server) clientRoutes() {
 	s.data("DELETE /v1/api-clients/{id}", s.deleteClient)
 }
 
-// apiClient is an API client as the API shows it; the secret only once.
-type apiClient struct {
-	ID           int64  `json:"id"`
-	ClientID     string `json:"clientId"`
-	ClientSecret string `json:"clientSecret,omitempty"`
-	Name         string `json:"name"`
-	User         int64  `json:"user"`
-	Scope        string `json:"scope"`
-	CreatedAt    string `json:"createdAt"`
-	// CreatedBy is the admin who created the client; null for clients
-	// created before it was recorded.
-	CreatedBy *int64 `json:"createdBy"`
-}
-
-func showClient(c auth.APIClient) apiClient {
-	out := apiClient{ID: c.ID, ClientID: c.ClientID, Name: c.Name, User: c.UserID, Scope: c.Scope, CreatedAt: c.CreatedAt}
-	if c.CreatedBy != 0 {
-		out.CreatedBy = &c.CreatedBy
-	}
-	return out
+// newClient is a created API client as its create answers it: as GET
+// shows it, and its secret, this once.
+type newClient struct {
+	auth.ClientView
+	ClientSecret string `json:"clientSecret"`
 }
 
 func (s *Server) createClient(w http.ResponseWriter, r *http.Request) error {
@@ -48,12 +33,11 @@ func (s *Server) createClient(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := showClient(c.APIClient)
-	out.ClientSecret = c.Secret
+	out := newClient{ClientView: c.View(), ClientSecret: c.Secret}
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Location", "/v1/api-clients/"+strconv.FormatInt(c.ID, 10))
 	// The tag is the client's as reads show it, without the secret.
-	w.Header().Set("ETag", etag.OfValue(showClient(c.APIClient)))
+	w.Header().Set("ETag", etag.OfValue(c.View()))
 	writeJSON(w, http.StatusCreated, out)
 	return nil
 }
@@ -63,9 +47,9 @@ func (s *Server) listClients(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]apiClient, 0, len(cs))
+	out := make([]auth.ClientView, 0, len(cs))
 	for _, c := range cs {
-		out = append(out, showClient(c))
+		out = append(out, c.View())
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
@@ -80,7 +64,7 @@ func (s *Server) getClient(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeRecordJSON(w, r, http.StatusOK, showClient(c))
+	writeRecordJSON(w, r, http.StatusOK, c.View())
 	return nil
 }
 
@@ -97,7 +81,7 @@ func (s *Server) deleteClient(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		if !etag.Match(im, etag.OfValue(showClient(c))) {
+		if !etag.Match(im, etag.OfValue(c.View())) {
 			return errs.New(errs.PreconditionFailed, "precondition_failed", "the API client is not the one If-Match names")
 		}
 	}
@@ -105,6 +89,6 @@ func (s *Server) deleteClient(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeRecordJSON(w, r, http.StatusOK, showClient(c))
+	writeRecordJSON(w, r, http.StatusOK, c.View())
 	return nil
 }

@@ -20,26 +20,11 @@ func (s *Server) webhookRoutes() {
 	s.data("GET /v1/webhooks/{id}/deliveries", s.webhookDeliveries)
 }
 
-// webhook is a webhook as the API shows it; the secret only once.
-type webhook struct {
-	ID           int64    `json:"id"`
-	URL          string   `json:"url"`
-	Resources    []string `json:"resources"` // null: every resource
-	Secret       string   `json:"secret,omitempty"`
-	Enabled      bool     `json:"enabled"`
-	FailingSince *string  `json:"failingSince"`
-	CreatedAt    string   `json:"createdAt"`
-}
-
-func showWebhook(w webhooks.Webhook) webhook {
-	out := webhook{ID: w.ID, URL: w.URL, Resources: w.Resources, Enabled: w.Enabled, CreatedAt: w.CreatedAt}
-	if len(out.Resources) == 0 {
-		out.Resources = nil
-	}
-	if w.FailingSince != "" {
-		out.FailingSince = &w.FailingSince
-	}
-	return out
+// newWebhook is a created webhook as its create answers it: as GET shows
+// it, and its secret, this once.
+type newWebhook struct {
+	webhooks.View
+	Secret string `json:"secret"`
 }
 
 // delivery is an entry of a webhook's deliveries log.
@@ -71,7 +56,7 @@ func ifMatch(r *http.Request) webhooks.Check {
 		return nil
 	}
 	return func(w webhooks.Webhook) error {
-		if !etag.Match(im, etag.OfValue(showWebhook(w))) {
+		if !etag.Match(im, etag.OfValue(w.View())) {
 			return errs.New(errs.PreconditionFailed, "precondition_failed", "the webhook is not the one If-Match names")
 		}
 		return nil
@@ -87,12 +72,11 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := showWebhook(h)
-	out.Secret = h.Secret
+	out := newWebhook{View: h.View(), Secret: h.Secret}
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Location", "/v1/webhooks/"+strconv.FormatInt(h.ID, 10))
 	// The tag is the webhook's as reads show it, without the secret.
-	w.Header().Set("ETag", etag.OfValue(showWebhook(h)))
+	w.Header().Set("ETag", etag.OfValue(h.View()))
 	writeJSON(w, http.StatusCreated, out)
 	return nil
 }
@@ -102,9 +86,9 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]webhook, 0, len(hs))
+	out := make([]webhooks.View, 0, len(hs))
 	for _, h := range hs {
-		out = append(out, showWebhook(h))
+		out = append(out, h.View())
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
@@ -119,7 +103,7 @@ func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeRecordJSON(w, r, http.StatusOK, showWebhook(h))
+	writeRecordJSON(w, r, http.StatusOK, h.View())
 	return nil
 }
 
@@ -136,7 +120,7 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeRecordJSON(w, r, http.StatusOK, showWebhook(h))
+	writeRecordJSON(w, r, http.StatusOK, h.View())
 	return nil
 }
 
@@ -149,7 +133,7 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeRecordJSON(w, r, http.StatusOK, showWebhook(h))
+	writeRecordJSON(w, r, http.StatusOK, h.View())
 	return nil
 }
 

@@ -41,6 +41,7 @@ type Store interface {
 	ListRecords(ctx context.Context, tenantID int64, c store.Collection, q *query.Query, fn func(doc []byte) error) error
 	Tx(ctx context.Context, fn func(q store.Querier) error) error
 	Lock(ctx context.Context, q store.Querier, tenantID int64, key string) error
+	Audit(ctx context.Context, q store.Querier, tenantID int64, n store.AuditNote) error
 }
 
 // Service applies the time tracking rules.
@@ -82,6 +83,7 @@ func (s *Service) UpdateSettings(ctx context.Context, caller auth.Principal, inp
 		if err != nil {
 			return err
 		}
+		before := cur
 		if !etag.Match(ifMatch, etag.OfValue(cur)) {
 			return errs.New(errs.PreconditionFailed, "precondition_failed",
 				"the settings changed since the version If-Match names; read them again and resend the change")
@@ -116,9 +118,27 @@ func (s *Service) UpdateSettings(ctx context.Context, caller auth.Principal, inp
 			return errs.Fields(problems...)
 		}
 		out = cur
-		return s.settings.SetTenantSettings(ctx, tx, caller.TenantID, cur)
+		if err := s.settings.SetTenantSettings(ctx, tx, caller.TenantID, cur); err != nil {
+			return err
+		}
+		return s.auditSettings(ctx, tx, caller.TenantID, before, cur)
 	})
 	return out, err
+}
+
+// auditSettings notes a change of the account settings in tx: settings
+// make no change-feed change, and are no record (the entry's record is
+// null). Before and after are the settings as GET shows them.
+func (s *Service) auditSettings(ctx context.Context, tx store.Querier, tenantID int64, before, after Settings) error {
+	b, err := json.Marshal(before)
+	if err != nil {
+		return fmt.Errorf("account settings: %w", err)
+	}
+	a, err := json.Marshal(after)
+	if err != nil {
+		return fmt.Errorf("account settings: %w", err)
+	}
+	return s.db.Audit(ctx, tx, tenantID, store.AuditNote{Resource: "settings", Op: store.OpUpdate, Before: b, After: a})
 }
 
 // pair is one (project, day).

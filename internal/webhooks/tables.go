@@ -28,6 +28,30 @@ type Webhook struct {
 	CreatedAt    string
 }
 
+// View is a webhook as GET /v1/webhooks/{id} shows it: the document of
+// its reads, of its ETag and of its audit entries, without its secret.
+type View struct {
+	ID           int64    `json:"id"`
+	URL          string   `json:"url"`
+	Resources    []string `json:"resources"` // null: every resource
+	Enabled      bool     `json:"enabled"`
+	FailingSince *string  `json:"failingSince"`
+	CreatedAt    string   `json:"createdAt"`
+}
+
+// View returns the webhook as GET shows it.
+func (w Webhook) View() View {
+	out := View{ID: w.ID, URL: w.URL, Resources: w.Resources, Enabled: w.Enabled, CreatedAt: w.CreatedAt}
+	if len(out.Resources) == 0 {
+		out.Resources = nil
+	}
+	if w.FailingSince != "" {
+		since := w.FailingSince
+		out.FailingSince = &since
+	}
+	return out
+}
+
 // Delivery is one change a webhook sent or is sending. ID is the message
 // id, the same on every attempt.
 type Delivery struct {
@@ -79,6 +103,7 @@ type Engine interface {
 	ChangeWindow(ctx context.Context, tenantID int64) (last, purged int64, err error)
 	ChangesAfter(ctx context.Context, tenantID, after int64, resources []string, limit int) ([]store.Change, error)
 	ChangeSignal() <-chan struct{}
+	Audit(ctx context.Context, q store.Querier, tenantID int64, n store.AuditNote) error
 }
 
 // Tables is the Store of the webhooks and webhook_deliveries tables, on

@@ -58,6 +58,7 @@ type Store interface {
 	SaveProgress(ctx context.Context, tenantID, webhookID int64, holder string, p Progress, d *Delivery) error
 	OldestUndelivered(ctx context.Context) (string, error)
 	PurgeDeliveries(ctx context.Context, keep int) error
+	Audit(ctx context.Context, q store.Querier, tenantID int64, n store.AuditNote) error
 }
 
 // Metrics learns what deliveries do.
@@ -194,7 +195,10 @@ func (s *Service) Create(ctx context.Context, caller auth.Principal, input map[s
 		if w.ID, err = s.db.NewID(ctx, q, caller.TenantID); err != nil {
 			return err
 		}
-		return s.db.InsertWebhook(ctx, q, caller.TenantID, w)
+		if err := s.db.InsertWebhook(ctx, q, caller.TenantID, w); err != nil {
+			return err
+		}
+		return s.audit(ctx, q, caller.TenantID, store.OpCreate, nil, &w)
 	})
 	if err != nil {
 		return Webhook{}, fmt.Errorf("create webhook: %w", err)
@@ -322,10 +326,14 @@ func (s *Service) Update(ctx context.Context, caller auth.Principal, id int64, i
 		if w, err = s.lockChecked(ctx, q, caller.TenantID, id, check); err != nil {
 			return err
 		}
+		before := w
 		if err := s.parse(input, &w, true); err != nil {
 			return err
 		}
-		return s.db.UpdateWebhook(ctx, q, caller.TenantID, w)
+		if err := s.db.UpdateWebhook(ctx, q, caller.TenantID, w); err != nil {
+			return err
+		}
+		return s.audit(ctx, q, caller.TenantID, store.OpUpdate, &before, &w)
 	})
 	if err != nil {
 		return Webhook{}, err
@@ -345,9 +353,45 @@ func (s *Service) Delete(ctx context.Context, caller auth.Principal, id int64, c
 		if w, err = s.lockChecked(ctx, q, caller.TenantID, id, check); err != nil {
 			return err
 		}
-		return s.db.DeleteWebhook(ctx, q, caller.TenantID, id)
+		if err := s.db.DeleteWebhook(ctx, q, caller.TenantID, id); err != nil {
+			return err
+		}
+		return s.audit(ctx, q, caller.TenantID, store.OpDelete, &w, nil)
 	})
 	return w, err
+}
+
+// audit notes an admin's write of a webhook in q's transaction: a
+// webhook makes no change-feed change. before and after are the webhook
+// as it was and is (nil for none), shown as GET shows them: never with
+// their secret.
+func (s *Service) audit(ctx context.Context, q store.Querier, tenantID int64, op string, before, after *Webhook) error {
+	n := store.AuditNote{Resource: "webhooks", Op: op}
+	var err error
+	if n.Before, err = viewDoc(before); err != nil {
+		return err
+	}
+	if n.After, err = viewDoc(after); err != nil {
+		return err
+	}
+	if after != nil {
+		n.Record = after.ID
+	} else {
+		n.Record = before.ID
+	}
+	return s.db.Audit(ctx, q, tenantID, n)
+}
+
+// viewDoc is the JSON of the webhook as GET shows it; nil for none.
+func viewDoc(w *Webhook) ([]byte, error) {
+	if w == nil {
+		return nil, nil
+	}
+	doc, err := json.Marshal(w.View())
+	if err != nil {
+		return nil, fmt.Errorf("webhook %d: %w", w.ID, err)
+	}
+	return doc, nil
 }
 
 // lockChecked locks the tenant's webhook id for the rest of the write and
