@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -45,6 +46,7 @@ type AuditNote struct {
 type pendingEntry struct {
 	tenant int64
 	e      audit.Entry
+	order  int // among the transaction's entries
 }
 
 // Audit adds the note to the audit log in q's transaction (or in one of
@@ -65,6 +67,8 @@ func (db *DB) Audit(ctx context.Context, q Querier, tenantID int64, n AuditNote)
 	if err != nil {
 		return err
 	}
+	p.order = t.recorded
+	t.recorded++
 	t.notes = append(t.notes, p)
 	return nil
 }
@@ -118,8 +122,8 @@ func (db *DB) auditEntries(t *txn) (map[int64][]pendingEntry, error) {
 	return out, nil
 }
 
-// auditList returns the transaction's pending entries: those of its
-// changes, then its notes.
+// auditList returns the transaction's pending entries in the order they
+// were recorded (a change merged with later ones where it was first).
 func (db *DB) auditList(t *txn) ([]pendingEntry, error) {
 	if db.noAudit || len(t.changes)+len(t.notes) == 0 {
 		return nil, nil
@@ -138,9 +142,14 @@ func (db *DB) auditList(t *txn) ([]pendingEntry, error) {
 		if err != nil {
 			return nil, err
 		}
+		p.order = c.order
 		out = append(out, p)
 	}
-	return append(out, t.notes...), nil
+	out = append(out, t.notes...)
+	if len(t.notes) > 0 {
+		slices.SortStableFunc(out, func(a, b pendingEntry) int { return cmp.Compare(a.order, b.order) })
+	}
+	return out, nil
 }
 
 // auditPerStatement bounds the entries one statement stores.

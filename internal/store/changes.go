@@ -49,6 +49,7 @@ type Change struct {
 	before []byte
 	extra  []string
 	src    audit.Source
+	order  int // when the transaction first recorded it, among its audit notes
 }
 
 // txn is a transaction that collects its changes.
@@ -60,6 +61,9 @@ type txn struct {
 	at map[changeKey]int
 	// notes are the audit entries of changes the feed does not show.
 	notes []pendingEntry
+	// recorded counts the changes and notes recorded: their entries come
+	// in that order.
+	recorded int
 	// images are the records as the transaction read them with a lock
 	// (before it changed them): an update's audit entry shows them as its
 	// before.
@@ -98,6 +102,8 @@ func (db *DB) recordChange(ctx context.Context, q Querier, tenantID int64, resou
 		if op == OpUpdate {
 			c.before = t.images[changeKey{tenantID, resource, id}]
 		}
+		c.order = t.recorded
+		t.recorded++
 		t.coalesce(c)
 		return nil
 	}
