@@ -178,35 +178,55 @@ func appendAuditHere(ctx context.Context, q Querier, tenantID int64, es []pendin
 // appendChain is appendAuditHere after the head known (nil: read it);
 // it returns the new head.
 func appendChain(ctx context.Context, q Querier, tenantID int64, known *chainHead, es []pendingEntry) (chainHead, error) {
+	rows, head, err := linkChain(ctx, q, tenantID, known, es, nil)
+	if err != nil {
+		return head, err
+	}
+	return head, insertRows(ctx, q, rows)
+}
+
+// auditWidth is the number of values of one entry's row: auditColumns,
+// before_seq, prev_hash and hash.
+const auditWidth = 17
+
+// linkChain links the tenant's entries after the head known (nil: read
+// it) and appends their rows' values to rows; it returns them and the
+// new head.
+func linkChain(ctx context.Context, q Querier, tenantID int64, known *chainHead, es []pendingEntry, rows []any) ([]any, chainHead, error) {
 	head := chainHead{hash: audit.ZeroHash}
 	if known != nil {
 		head = *known
 	} else {
 		err := q.QueryRowContext(ctx, selectAuditHead, tenantID).Scan(&head.seq, &head.hash)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return head, fmt.Errorf("audit log head: %w", err)
+			return rows, head, fmt.Errorf("audit log head: %w", err)
 		}
 	}
-	for len(es) > 0 {
-		n := auditRows(len(es))
-		args := make([]any, 0, 17*n)
-		for _, p := range es[:n] {
-			before, beforeSeq, err := previousAfter(ctx, q, tenantID, p.e)
-			if err != nil {
-				return head, err
-			}
-			next := chainHead{seq: head.seq + 1, hash: audit.Seal(p.e, head.hash, head.seq+1)}
-			args = append(args, tenantID, next.seq)
-			args = append(args, entryColumns(p.e, before)...)
-			args = append(args, beforeSeq, head.hash, next.hash)
-			head = next
+	for _, p := range es {
+		before, beforeSeq, err := previousAfter(ctx, q, tenantID, p.e)
+		if err != nil {
+			return rows, head, err
 		}
-		if _, err := q.ExecContext(ctx, insertAudit[n], args...); err != nil {
-			return head, fmt.Errorf("audit log: %w", err)
-		}
-		es = es[n:]
+		next := chainHead{seq: head.seq + 1, hash: audit.Seal(p.e, head.hash, head.seq+1)}
+		rows = append(rows, tenantID, next.seq)
+		rows = append(rows, entryColumns(p.e, before)...)
+		rows = append(rows, beforeSeq, head.hash, next.hash)
+		head = next
 	}
-	return head, nil
+	return rows, head, nil
+}
+
+// insertRows stores the rows (auditWidth values each), up to 16 to a
+// statement.
+func insertRows(ctx context.Context, q Querier, rows []any) error {
+	for len(rows) > 0 {
+		n := auditRows(len(rows) / auditWidth)
+		if _, err := q.ExecContext(ctx, insertAudit[n], rows[:n*auditWidth]...); err != nil {
+			return fmt.Errorf("audit log: %w", err)
+		}
+		rows = rows[n*auditWidth:]
+	}
+	return nil
 }
 
 // auditRows is how many of n entries the next INSERT stores: 16, 4 or 1,
@@ -247,7 +267,7 @@ func insertAuditRows(n int) string {
 		if i > 0 {
 			sb.WriteString(", ")
 		}
-		sb.WriteString(marks(17*i+1, 17))
+		sb.WriteString(marks(auditWidth*i+1, auditWidth))
 	}
 	return sb.String()
 }
@@ -325,6 +345,9 @@ func marks(first, n int) string {
 // the lock: a statement begun after the lock was granted sees every
 // entry committed before it.
 func auditStatements(tenantID int64, es []pendingEntry) []statement {
+	if len(es) == 1 {
+		return []statement{auditStatement(tenantID, es[0])}
+	}
 	var out []statement
 	for start := 0; start < len(es); start += auditPerStatement {
 		chunk := es[start:min(start+auditPerStatement, len(es))]
@@ -358,6 +381,30 @@ func auditStatements(tenantID int64, es []pendingEntry) []statement {
 			                      ORDER BY x.seq DESC LIMIT 1) p ON v.before IS NOT NULL`, args})
 	}
 	return out
+}
+
+// auditStatement is auditStatements' one statement for a single entry,
+// the usual write's: no recursion, and no look for the record's previous
+// entry where there is no before (a create).
+func auditStatement(tenantID int64, p pendingEntry) statement {
+	pieces := audit.PiecesOf(p.e)
+	args := append([]any{tenantID, audit.ZeroHash}, entryColumns(p.e, nullDoc(p.e.Before))...)
+	args = append(args, pieces.Head, pieces.Mid)
+	// Without a record's previous entry to point to, before is stored as
+	// it is ($14, NULL on a create).
+	before, from := `$14::text, NULL::bigint`, ``
+	if p.e.Before != nil && p.e.Record != nil {
+		before = `CASE WHEN p.seq IS NULL THEN $14::text END, p.seq`
+		from = `
+		  LEFT JOIN LATERAL (SELECT x.seq, x.after FROM audit_log x WHERE x.tenant_id = $1 AND x.resource = $9 AND x.record_id = $10
+		                      ORDER BY x.seq DESC LIMIT 1) p ON p.after = $14::text`
+	}
+	return statement{`INSERT INTO audit_log (` + auditColumns + `, before_seq, prev_hash, hash)
+		SELECT $1, h.seq + 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, ` + before + `, h.hash,
+		       encode(sha256(convert_to(h.hash || $15::text || h.hash || $16::text || (h.seq + 1)::text || '}', 'UTF8')), 'hex')
+		  FROM (SELECT COALESCE(l.seq, 0::bigint) AS seq, COALESCE(l.hash, $2::text) AS hash
+		          FROM (SELECT 1) AS one
+		          LEFT JOIN LATERAL (SELECT seq, hash FROM audit_log WHERE tenant_id = $1 ORDER BY seq DESC LIMIT 1) l ON true) AS h` + from, args}
 }
 
 // AuditFilter selects entries of a tenant's audit log.

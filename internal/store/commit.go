@@ -232,18 +232,21 @@ func (c *committer) appendAudit(tx *sql.Tx, kept []*commitJob) (map[int64]chainH
 	ctx := context.Background()
 	q := hotTx{Tx: tx, hot: c.hot}
 	heads := make(map[int64]chainHead, len(tenants))
+	var rows []any
 	for _, id := range tenants {
 		var known *chainHead
 		if h, ok := c.heads[id]; ok {
 			known = &h
 		}
-		h, err := appendChain(ctx, q, id, known, byTenant[id])
-		if err != nil {
+		var err error
+		var h chainHead
+		if rows, h, err = linkChain(ctx, q, id, known, byTenant[id], rows); err != nil {
 			return nil, nil, err
 		}
 		heads[id] = h
 	}
-	return heads, nil, nil
+	// The tenants' entries share statements.
+	return heads, nil, insertRows(ctx, q, rows)
 }
 
 // maxHeads bounds the chain heads the committer remembers.
