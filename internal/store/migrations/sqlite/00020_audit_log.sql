@@ -9,8 +9,9 @@
 -- (before_seq) and is stored in the entry itself (before) only when there
 -- is none to point at (a record older than the audit log, or one whose
 -- previous entry was purged). See docs/decisions.md "Audit log". The
--- rows live in their key's order (WITHOUT ROWID): an entry is one insert
--- into that tree and one into the index of records, not three.
+-- rows themselves are in rowid order, so that the entries of all tenants
+-- that a batch of writes appends go to the same last page of the table;
+-- only the two indexes have a page per tenant.
 CREATE TABLE IF NOT EXISTS audit_log (
     tenant_id    BIGINT NOT NULL REFERENCES tenants (id),
     seq          BIGINT NOT NULL,
@@ -30,7 +31,7 @@ CREATE TABLE IF NOT EXISTS audit_log (
     prev_hash    TEXT   NOT NULL,
     hash         TEXT   NOT NULL,
     PRIMARY KEY (tenant_id, seq)
-) WITHOUT ROWID;
+);
 CREATE INDEX IF NOT EXISTS audit_log_record ON audit_log (tenant_id, resource, record_id, seq);
 
 -- +goose Down
