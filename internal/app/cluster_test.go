@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"sync"
 	"testing"
 	"time"
 
@@ -142,6 +143,60 @@ func TestTwoInstances(t *testing.T) {
 	// A fresh login for the file checks.
 	access = b.srv.Token(t, slug, email, password)
 	ca, cb := on(a, access), on(b, access)
+
+	// Eight writers, four on each instance, make one chain of audit
+	// entries without gaps that verifies, recomputed without the
+	// service's code; the command's entries say so.
+	const writers, each = 8, 15
+	var wg sync.WaitGroup
+	for w := range writers {
+		c := []*testenv.Client{ca, cb}[w%2]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				if status, _, body := c.Send(t, http.MethodPost, "/v1/projects", testenv.M{"name": fmt.Sprintf("w%d-%d", w, i)}); status != 201 {
+					t.Errorf("writer %d: %d %s", w, status, body)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	var log []json.RawMessage
+	for after := ""; ; {
+		var page struct {
+			Entries []json.RawMessage
+			Next    string
+		}
+		status, _, body := ca.Send(t, http.MethodGet, "/v1/audit-log?limit=50"+after, nil)
+		if status != 200 {
+			t.Fatalf("audit log: %d %s", status, body)
+		}
+		testenv.DecodeInto(t, body, &page)
+		if len(page.Entries) == 0 {
+			break
+		}
+		log, after = append(log, page.Entries...), "&after="+page.Next
+	}
+	entries := testenv.CheckAuditChain(t, log)
+	projects := 0
+	for _, e := range entries {
+		if e["resource"] == "projects" {
+			projects++
+		}
+		if e["resource"] == "tenant" && fmt.Sprint(e["actor"]) != "map[apiClient:<nil> user:<nil> via:cli]" {
+			t.Errorf("the tenant's creation by the command: actor %v", e["actor"])
+		}
+	}
+	if projects != writers*each {
+		t.Errorf("%d entries of projects, want %d", projects, writers*each)
+	}
+	verify := exec.Command(bin, "audit", "verify", "--tenant", slug)
+	verify.Env = append(os.Environ(), env...)
+	if out, err := verify.CombinedOutput(); err != nil {
+		t.Errorf("audit verify: %v\n%s", err, out)
+	}
 	_, doc := ca.Document(t)
 
 	// A file uploaded through A (rate-limited request 1) ...

@@ -10,8 +10,6 @@ package httpapi_test
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -584,60 +582,18 @@ func TestAuditWritePaths(t *testing.T) {
 // recompute to its hash.
 func checkChain(t *testing.T, entries []json.RawMessage) {
 	t.Helper()
-	prev := strings.Repeat("0", 64)
-	tampered := false
-	for i, raw := range entries {
-		e := decodeNumbers(t, raw)
-		if seq, _ := e["seq"].(json.Number); seq.String() != strconv.Itoa(i+1) {
-			t.Fatalf("entry %d has seq %v", i+1, e["seq"])
+	for i, e := range testenv.CheckAuditChain(t, entries) {
+		r, ok := e["reason"].(string)
+		if !ok {
+			continue
 		}
-		if e["prevHash"] != prev {
-			t.Fatalf("entry %d: prevHash %v, want the hash before it %s", i+1, e["prevHash"], prev)
+		hash := e["hash"]
+		e["reason"] = r + "."
+		if got, err := testenv.AuditHash(e); err != nil || got == hash {
+			t.Errorf("entry %d: a changed reason recomputes to the same hash (%v)", i+1, err)
 		}
-		hash, _ := e["hash"].(string)
-		if got := entryHash(t, e); got != hash {
-			t.Fatalf("entry %d: hash %s, recomputed %s from %s", i+1, hash, got, raw)
-		}
-		if r, ok := e["reason"].(string); ok && !tampered {
-			e["reason"] = r + "."
-			if entryHash(t, e) == hash {
-				t.Errorf("entry %d: a changed reason recomputes to the same hash", i+1)
-			}
-			tampered = true
-		}
-		prev = hash
+		return
 	}
-	if !tampered {
-		t.Error("no entry with a reason to tamper with")
-	}
+	t.Error("no entry with a reason to tamper with")
 }
 
-// entryHash is the hex SHA-256 of the entry's prevHash and its canonical
-// JSON without its hash.
-func entryHash(t *testing.T, e map[string]any) string {
-	t.Helper()
-	body := make(map[string]any, len(e))
-	for k, v := range e {
-		if k != "hash" {
-			body[k] = v
-		}
-	}
-	c, err := testenv.Canonical(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prev, _ := e["prevHash"].(string)
-	sum := sha256.Sum256(append([]byte(prev), c...))
-	return hex.EncodeToString(sum[:])
-}
-
-func decodeNumbers(t *testing.T, raw []byte) map[string]any {
-	t.Helper()
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	var m map[string]any
-	if err := d.Decode(&m); err != nil {
-		t.Fatalf("entry %s: %v", raw, err)
-	}
-	return m
-}

@@ -1,12 +1,16 @@
 package testenv
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"testing"
 	"unicode/utf16"
 )
 
@@ -118,4 +122,58 @@ func ecmaNumber(f float64) string {
 	}
 	mantissa, exp, _ := strings.Cut(strconv.FormatFloat(f, 'e', -1, 64), "e")
 	return mantissa + "e" + exp[:1] + strings.TrimLeft(exp[1:], "0")
+}
+
+// AuditHash recomputes an audit entry's hash, with Canonical: the hex
+// SHA-256 of its prevHash followed by its canonical JSON without its
+// hash. e is the entry as JSON decoded with UseNumber.
+func AuditHash(e map[string]any) (string, error) {
+	body := make(map[string]any, len(e))
+	for k, v := range e {
+		if k != "hash" {
+			body[k] = v
+		}
+	}
+	c, err := Canonical(body)
+	if err != nil {
+		return "", err
+	}
+	prev, _ := e["prevHash"].(string)
+	sum := sha256.Sum256(append([]byte(prev), c...))
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// CheckAuditChain checks a tenant's whole audit log as the API gave it,
+// without the service's code: seq 1, 2, 3… without gaps, each prevHash
+// the hash of the entry before (64 zeros for the first), and each hash
+// recomputed (AuditHash). It returns the entries decoded.
+func CheckAuditChain(t testing.TB, entries []json.RawMessage) []map[string]any {
+	t.Helper()
+	prev := strings.Repeat("0", 64)
+	out := make([]map[string]any, 0, len(entries))
+	for i, raw := range entries {
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		var e map[string]any
+		if err := d.Decode(&e); err != nil {
+			t.Fatalf("entry %s: %v", raw, err)
+		}
+		if seq, _ := e["seq"].(json.Number); seq.String() != strconv.Itoa(i+1) {
+			t.Fatalf("entry %d has seq %v", i+1, e["seq"])
+		}
+		if e["prevHash"] != prev {
+			t.Fatalf("entry %d: prevHash %v, want the hash before it %s", i+1, e["prevHash"], prev)
+		}
+		hash, _ := e["hash"].(string)
+		got, err := AuditHash(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != hash {
+			t.Fatalf("entry %d: hash %s, recomputed %s from %s", i+1, hash, got, raw)
+		}
+		prev = hash
+		out = append(out, e)
+	}
+	return out
 }
