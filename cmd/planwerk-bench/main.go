@@ -23,6 +23,10 @@
 // /readyz answers, one housekeeping run, and that tenant's list,
 // where-list and single GET latencies.
 //
+// "audit" fills one tenant's audit log with --entries entries in bulk and
+// times planwerk audit verify over them (entries per second, peak heap
+// growth), a purge of the older half, and verify again.
+//
 // "lists" seeds ProjectDay records into a fresh SQLite file and a fresh
 // PostgreSQL schema and measures, over HTTP against the real handler: the
 // full list at limit=50000 (time, bytes, peak heap growth), a where range
@@ -68,16 +72,17 @@ func main() {
 	defer stop()
 	switch {
 	case len(os.Args) < 2:
-	case os.Args[1] == "lists", os.Args[1] == "entries", os.Args[1] == "files", os.Args[1] == "load", os.Args[1] == "noisy", os.Args[1] == "safe", os.Args[1] == "webhooks", os.Args[1] == "writes", os.Args[1] == "tenants", os.Args[1] == "citus", os.Args[1] == "polls":
+	case os.Args[1] == "lists", os.Args[1] == "entries", os.Args[1] == "files", os.Args[1] == "load", os.Args[1] == "noisy", os.Args[1] == "safe", os.Args[1] == "webhooks", os.Args[1] == "writes", os.Args[1] == "tenants", os.Args[1] == "citus", os.Args[1] == "polls", os.Args[1] == "audit":
 	default:
 		os.Args = os.Args[:1]
 	}
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe|webhooks|writes|tenants|citus|polls [--records N] [--postgres URL] [--citus URL] [--add-worker HOST:PORT] [--duration D] [--big BYTES] [--clients N] [--requests N] [--tenants N] [--per-tenant N] [--keep] [--cpuprofile FILE]")
+		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe|webhooks|writes|tenants|citus|polls|audit [--records N] [--entries N] [--postgres URL] [--citus URL] [--add-worker HOST:PORT] [--duration D] [--big BYTES] [--clients N] [--requests N] [--tenants N] [--per-tenant N] [--keep] [--cpuprofile FILE]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	records := fs.Int("records", 50000, "ProjectDay records to seed (lists)")
+	entries := fs.Int("entries", 1000000, "audit entries of the one tenant (audit)")
 	pg := fs.String("postgres", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable", "PostgreSQL server (empty: SQLite only)")
 	duration := fs.Duration("duration", 5*time.Second, "how long to drive each load")
 	big := fs.Int64("big", 1<<30, "size of the large upload (files)")
@@ -86,7 +91,7 @@ func main() {
 	changes := fs.Int("changes", 2000, "changes to deliver to each webhook (webhooks)")
 	tenants := fs.Int("tenants", 10000, "tenants of the crowded database (tenants)")
 	perTenant := fs.Int("per-tenant", 200, "records of each tenant (tenants)")
-	keep := fs.Bool("keep", false, "keep the seeded databases and name them (tenants)")
+	keep := fs.Bool("keep", false, "keep the seeded databases and name them (tenants, audit)")
 	citus := fs.String("citus", "", "coordinator of a Citus cluster (citus)")
 	addWorker := fs.String("add-worker", "", "host:port of a Citus node to add and rebalance onto under load, then drain and remove (citus)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (lists: of the list and the single GETs, to files with this prefix)")
@@ -127,6 +132,8 @@ func main() {
 		err = runCitus(ctx, *pg, *citus, *addWorker, *duration, *clients)
 	case "polls":
 		err = runPolls(ctx, *pg, *duration)
+	case "audit":
+		err = runAudit(ctx, *pg, *entries, *keep)
 	default:
 		err = runFiles(ctx, *big)
 	}

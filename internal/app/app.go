@@ -75,6 +75,7 @@ func commandList() []command {
 		{"tenant list", "[flags]", "list tenants with users and storage", runTenantList},
 		{"tenant set-storage", "--slug S --bytes N [flags]", "set a tenant's storage cap", runTenantSetStorage},
 		{"user reset-password", "--tenant S --email E [--password P] [flags]", "set a user's password and revoke their tokens", runUserResetPassword},
+		{"audit verify", "[--tenant S] [flags]", "check each tenant's audit log chain; exit 1 naming the first entry that fails", runAuditVerify},
 		{"backup", "--out FILE [flags]", "write a consistent copy of a SQLite database", runBackup},
 		{"migrate", "[flags]", "apply database migrations and exit", runMigrate},
 		{"version", "", "print the version", runVersion},

@@ -22,7 +22,7 @@ const stopJobsWithin = 30 * time.Second
 // each and Close stops and waits for each. Nothing runs in the
 // background outside it.
 func (s *Service) jobs() []jobs.Job {
-	return []jobs.Job{
+	js := []jobs.Job{
 		{Name: "purge", Every: housekeepingEvery, FirstDelay: housekeepingEvery, Run: func(ctx context.Context) error {
 			return purgeExpired(ctx, s, s.Config.ChangeRetention, s.log)
 		}},
@@ -31,6 +31,15 @@ func (s *Service) jobs() []jobs.Job {
 		}},
 		{Name: "webhook-dispatcher", Lifelong: true, Run: s.Webhooks.Run},
 	}
+	// The audit log is kept for ever unless a retention is set: then its
+	// entries older than that go, tenant by tenant.
+	if keep := s.Config.AuditRetention; keep > 0 {
+		var next int64
+		js = append(js, jobs.Job{Name: "audit-purge", Every: housekeepingEvery, FirstDelay: housekeepingEvery, Run: func(ctx context.Context) error {
+			return purgeAudit(ctx, s.DB, time.Now().Add(-keep), &next, s.log)
+		}})
+	}
+	return js
 }
 
 // newJobs returns the registry holding the jobs table.

@@ -30,6 +30,9 @@ type Config struct {
 	TokenTTL           time.Duration
 	// ChangeRetention is how long the change feed keeps its changes.
 	ChangeRetention time.Duration
+	// AuditRetention is how long the audit log keeps its entries; zero
+	// keeps them for ever (docs/decisions.md "Audit log retention").
+	AuditRetention time.Duration
 	// WebhookAllowPrivate lets webhooks reach loopback, private and
 	// link-local addresses (development and tests).
 	WebhookAllowPrivate bool
@@ -108,7 +111,7 @@ func Default() Config {
 type Group func(c *Config, fs *flag.FlagSet)
 
 // All is every group: the settings of serve.
-var All = []Group{Database, HTTP, Files, Quota, Limits, Tokens, Events}
+var All = []Group{Database, HTTP, Files, Quota, Limits, Tokens, Events, Audit}
 
 // Register defines the flags of groups on fs, writing into c.
 func (c *Config) Register(fs *flag.FlagSet, groups ...Group) {
@@ -212,6 +215,16 @@ func Events(c *Config, fs *flag.FlagSet) {
 	fs.DurationVar(&c.WebhookDisableAfter, "webhook-disable-after", c.WebhookDisableAfter, "disable a webhook whose deliveries have failed this long")
 }
 
+// MinAuditRetention is the shortest retention of the audit log: an
+// auditor's records cover days at least, and a purge of entries younger
+// than a day would be a mistyped setting, not a policy.
+const MinAuditRetention = 24 * time.Hour
+
+// Audit is the audit log's settings.
+func Audit(c *Config, fs *flag.FlagSet) {
+	fs.DurationVar(&c.AuditRetention, "audit-retention", c.AuditRetention, "how long the audit log keeps its entries: 0 for ever, else at least 24h (e.g. 87600h)")
+}
+
 // Tokens are the settings of issued tokens.
 func Tokens(c *Config, fs *flag.FlagSet) {
 	fs.Func("token-ttl", "access token lifetime in seconds (default 3600)", func(s string) error {
@@ -256,6 +269,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ChangeRetention < time.Hour {
 		problems = append(problems, "--change-retention must be at least 1h")
+	}
+	if c.AuditRetention != 0 && c.AuditRetention < MinAuditRetention {
+		problems = append(problems, "--audit-retention must be 0 (kept for ever) or at least 24h")
 	}
 	if c.WebhookDisableAfter <= 0 {
 		problems = append(problems, "--webhook-disable-after must be positive")

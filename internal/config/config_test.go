@@ -63,6 +63,7 @@ func TestParseReadsEnvironment(t *testing.T) {
 		"PLANWERK_REQUEST_TIMEOUT":      "45s",
 		"PLANWERK_WRITE_IDLE_TIMEOUT":   "10",
 		"PLANWERK_SHUTDOWN_GRACE":       "1m30s",
+		"PLANWERK_AUDIT_RETENTION":      "87600h",
 		"ADDR":                          "wrong",
 		"planwerk_addr":                 "wrong",
 	}
@@ -85,6 +86,7 @@ func TestParseReadsEnvironment(t *testing.T) {
 	want.RequestTimeout = 45 * time.Second
 	want.WriteIdleTimeout = 10 * time.Second
 	want.ShutdownGrace = 90 * time.Second
+	want.AuditRetention = 87600 * time.Hour
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("parsed %+v\nwant   %+v", c, want)
 	}
@@ -132,6 +134,7 @@ func TestParseBadEnvironment(t *testing.T) {
 		"PLANWERK_TENANT_STORAGE_BYTES": "1GiB",
 		"PLANWERK_FILE_RATE":            "sixty",
 		"PLANWERK_TOKEN_TTL":            "-5",
+		"PLANWERK_AUDIT_RETENTION":      "ten years",
 	}
 	for name, value := range cases {
 		_, err := parse(nil, map[string]string{name: value})
@@ -293,6 +296,12 @@ func TestValidate(t *testing.T) {
 		{"metrics elsewhere", func(c *config.Config) { c.MetricsAddr = "127.0.0.1:9090" }, ""},
 		{"zero webhook disable period", func(c *config.Config) { c.WebhookDisableAfter = 0 }, "--webhook-disable-after"},
 		{"short webhook disable period", func(c *config.Config) { c.WebhookDisableAfter = time.Second }, ""},
+		{"audit log kept for ever", func(c *config.Config) { c.AuditRetention = 0 }, ""},
+		{"audit log kept a day", func(c *config.Config) { c.AuditRetention = 24 * time.Hour }, ""},
+		{"audit log kept ten years", func(c *config.Config) { c.AuditRetention = 87600 * time.Hour }, ""},
+		{"audit log kept a second less than a day", func(c *config.Config) { c.AuditRetention = 24*time.Hour - time.Second }, "--audit-retention"},
+		{"audit log kept an hour", func(c *config.Config) { c.AuditRetention = time.Hour }, "--audit-retention"},
+		{"negative audit retention", func(c *config.Config) { c.AuditRetention = -48 * time.Hour }, "--audit-retention"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -333,6 +342,7 @@ func TestGroups(t *testing.T) {
 		{"Limits", config.Limits, []string{"redis", "file-rate"}},
 		{"Tokens", config.Tokens, []string{"token-ttl"}},
 		{"Events", config.Events, []string{"change-retention", "webhook-allow-private", "webhook-disable-after"}},
+		{"Audit", config.Audit, []string{"audit-retention"}},
 	}
 	total := 0
 	for _, g := range groups {
@@ -485,5 +495,56 @@ func TestWebhookFlags(t *testing.T) {
 	}
 	if cfg := config.Default(); cfg.WebhookAllowPrivate || cfg.WebhookDisableAfter != 72*time.Hour {
 		t.Errorf("defaults: %v, %v", cfg.WebhookAllowPrivate, cfg.WebhookDisableAfter)
+	}
+}
+
+// TestAuditRetention: --audit-retention (and PLANWERK_AUDIT_RETENTION)
+// takes 0, the default, for ever, or a Go duration of at least 24h;
+// anything else is refused naming the setting.
+func TestAuditRetention(t *testing.T) {
+	t.Parallel()
+	if d := config.Default().AuditRetention; d != 0 {
+		t.Errorf("default %s, want 0 (kept for ever)", d)
+	}
+	for _, c := range []struct {
+		value string
+		want  time.Duration
+		bad   bool // refused by parsing or by Validate
+	}{
+		{value: "0", want: 0},
+		{value: "0s", want: 0},
+		{value: "24h", want: 24 * time.Hour},
+		{value: "87600h", want: 87600 * time.Hour},
+		{value: "1440m", want: 24 * time.Hour},
+		{value: "23h59m59s", bad: true},
+		{value: "1h", bad: true},
+		{value: "-24h", bad: true},
+		{value: "ten years", bad: true},
+		{value: "365d", bad: true},
+	} {
+		for _, how := range []string{"flag", "env"} {
+			var cfg config.Config
+			var err error
+			if how == "flag" {
+				cfg, err = parse([]string{"--audit-retention", c.value}, nil)
+			} else {
+				cfg, err = parse(nil, map[string]string{"PLANWERK_AUDIT_RETENTION": c.value})
+			}
+			named := "audit-retention"
+			if how == "env" && err != nil {
+				named = "PLANWERK_AUDIT_RETENTION"
+			}
+			if err == nil {
+				err = cfg.Validate()
+			}
+			switch {
+			case c.bad && err == nil:
+				t.Errorf("%s %q accepted as %s", how, c.value, cfg.AuditRetention)
+			case c.bad && !strings.Contains(err.Error(), named):
+				t.Errorf("%s %q: error %q does not name %s", how, c.value, err, named)
+			case !c.bad && (err != nil || cfg.AuditRetention != c.want):
+				t.Errorf("%s %q = %s, %v; want %s", how, c.value, cfg.AuditRetention, err, c.want)
+			}
+		}
 	}
 }

@@ -509,51 +509,132 @@ func optString(v sql.NullString) *string {
 	return &v.String
 }
 
-// AuditTenants returns the ids of the tenants that have audit entries.
+// AuditTenants returns the ids of the tenants whose audit log has
+// entries, in order. It reads the tenants, then probes each one's log
+// over its primary key: no statement reads the whole log (which is the
+// largest table by far), and on Citus each probe goes to one shard.
 func (db *DB) AuditTenants(ctx context.Context) ([]int64, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT DISTINCT tenant_id FROM audit_log ORDER BY tenant_id`)
+	rows, err := db.read.QueryContext(ctx, `SELECT id FROM tenants ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("audit log tenants: %w", err)
 	}
-	defer rows.Close()
-	var out []int64
+	var ids []int64
 	for rows.Next() {
 		var id int64
 		if err := rows.Scan(&id); err != nil {
-			return nil, err
+			rows.Close()
+			return nil, fmt.Errorf("audit log tenants: %w", err)
 		}
-		out = append(out, id)
+		ids = append(ids, id)
 	}
-	return out, rows.Err()
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("audit log tenants: %w", err)
+	}
+	out := ids[:0]
+	for _, id := range ids {
+		var one int
+		err := db.read.QueryRowContext(ctx, `SELECT 1 FROM audit_log WHERE tenant_id = $1 ORDER BY seq LIMIT 1`, id).Scan(&one)
+		switch {
+		case err == nil:
+			out = append(out, id)
+		case !errors.Is(err, sql.ErrNoRows):
+			return nil, fmt.Errorf("audit log tenants: %w", err)
+		}
+	}
+	return out, nil
 }
 
-// PurgeAudit deletes the tenant's entries older than before, except its
-// newest (the chain goes on from it). A kept entry whose before is the
-// after of a purged one keeps that document itself first, so that the
-// chain stays verifiable from the oldest kept entry. It returns how many
-// entries went.
+// auditPurgeBatch is the most entries one transaction of PurgeAudit
+// deletes: a first purge of years of entries is many short transactions,
+// between which the tenant's writes go on.
+const auditPurgeBatch = 1000
+
+// PurgeAudit deletes the tenant's oldest entries, up to the newest one
+// older than before (at < before), and never the tenant's newest entry:
+// the chain goes on from it. (at is stamped at the write and seq at the
+// commit, so a few entries just below the last one deleted may be a
+// little younger than before; they go too, and the log stays a run of
+// seqs without a gap.) It returns how many entries went.
+//
+// It deletes from the oldest entry up, at most auditPurgeBatch entries
+// a transaction, and each transaction first stores in every entry left
+// whose before is the after of an entry it deletes that document itself
+// (the entries that can point there are the later ones of the same
+// records, found over the record index), so that after every
+// transaction the chain verifies from the oldest entry kept, as after
+// none. Each holds the tenant's position lock, under which entries are
+// appended, so no entry can come to point into a batch while it goes. A
+// tenant with nothing to purge costs one probe and no transaction. When
+// ctx ends between batches it stops with what it has deleted; the rest
+// goes at the next call.
 func (db *DB) PurgeAudit(ctx context.Context, tenantID int64, before string) (int64, error) {
-	var n int64
-	err := db.Tx(ctx, func(q Querier) error {
-		var through sql.NullInt64
-		err := q.QueryRowContext(ctx, `SELECT max(seq) FROM audit_log WHERE tenant_id = $1 AND at < $2
-			AND seq < (SELECT max(seq) FROM audit_log WHERE tenant_id = $1)`, tenantID, before).Scan(&through)
-		if err != nil || !through.Valid {
+	var old int
+	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT at FROM audit_log WHERE tenant_id = $1 ORDER BY seq LIMIT 1) o WHERE o.at < $2`,
+		tenantID, before).Scan(&old); err != nil || old == 0 {
+		if err != nil {
+			err = fmt.Errorf("purge audit log: %w", err)
+		}
+		return 0, err
+	}
+	var total int64
+	for {
+		if ctx.Err() != nil {
+			return total, errPurgeCut(ctx, "audit log", total)
+		}
+		n, more, err := db.purgeAuditBatch(ctx, tenantID, before)
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("purge audit log: %w", err)
+		}
+		if !more {
+			return total, nil
+		}
+	}
+}
+
+// purgeAuditBatch deletes, in one transaction, the tenant's entries from
+// its oldest up to the newest older than before among the next
+// auditPurgeBatch (never its newest entry). more says whether every entry
+// it looked at was older and more lie beyond them.
+func (db *DB) purgeAuditBatch(ctx context.Context, tenantID int64, before string) (deleted int64, more bool, err error) {
+	err = db.Tx(ctx, func(q Querier) error {
+		deleted, more = 0, false
+		if _, err := q.ExecContext(ctx, lockPositions, tenantID); err != nil {
 			return err
 		}
-		if _, err := q.ExecContext(ctx, `UPDATE audit_log SET before = (SELECT p.after FROM audit_log p WHERE p.tenant_id = $1 AND p.seq = audit_log.before_seq),
-			before_seq = NULL WHERE tenant_id = $1 AND seq > $2 AND before_seq <= $2`, tenantID, through.Int64); err != nil {
+		// Two probes of the primary key (SQLite reads min and max of an
+		// index at its ends only one to a statement).
+		var lo, head sql.NullInt64
+		if err := q.QueryRowContext(ctx, `SELECT (SELECT seq FROM audit_log WHERE tenant_id = $1 ORDER BY seq LIMIT 1),
+			(SELECT seq FROM audit_log WHERE tenant_id = $1 ORDER BY seq DESC LIMIT 1)`, tenantID).Scan(&lo, &head); err != nil || !lo.Valid {
 			return err
 		}
-		res, err := q.ExecContext(ctx, `DELETE FROM audit_log WHERE tenant_id = $1 AND seq <= $2`, tenantID, through.Int64)
+		// seq has no gaps: the window is at most auditPurgeBatch entries,
+		// and stops short of the newest.
+		end := min(lo.Int64+auditPurgeBatch, head.Int64)
+		var through, younger sql.NullInt64
+		if err := q.QueryRowContext(ctx, `SELECT max(CASE WHEN at < $4 THEN seq END), min(CASE WHEN at >= $4 THEN seq END)
+			FROM audit_log WHERE tenant_id = $1 AND seq >= $2 AND seq < $3`, tenantID, lo.Int64, end, before).Scan(&through, &younger); err != nil || !through.Valid {
+			return err
+		}
+		if _, err := q.ExecContext(ctx, `UPDATE audit_log
+			   SET before = (SELECT p.after FROM audit_log p WHERE p.tenant_id = $1 AND p.seq = audit_log.before_seq), before_seq = NULL
+			 WHERE tenant_id = $1 AND seq > $3 AND before_seq >= $2 AND before_seq <= $3
+			   AND (resource, record_id) IN (SELECT resource, record_id FROM audit_log
+			                                  WHERE tenant_id = $1 AND seq >= $2 AND seq <= $3 AND record_id IS NOT NULL)`,
+			tenantID, lo.Int64, through.Int64); err != nil {
+			return err
+		}
+		res, err := q.ExecContext(ctx, `DELETE FROM audit_log WHERE tenant_id = $1 AND seq >= $2 AND seq <= $3`, tenantID, lo.Int64, through.Int64)
 		if err != nil {
 			return err
 		}
-		n, err = res.RowsAffected()
-		return err
+		if deleted, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		more = !younger.Valid && end < head.Int64
+		return nil
 	})
-	if err != nil {
-		return 0, fmt.Errorf("purge audit log: %w", err)
-	}
-	return n, nil
+	return deleted, more, err
 }
