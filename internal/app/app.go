@@ -1,5 +1,5 @@
 // Package app wires Planwerk together and runs its commands (serve,
-// tenant, user, backup, migrate and version) and their help.
+// tenant, user, audit, backup, migrate and version) and their help.
 package app
 
 import (
@@ -10,12 +10,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"planwerk/internal/audit"
 	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
+
+	"planwerk/internal/audit"
 
 	"github.com/redis/go-redis/v9"
 

@@ -596,4 +596,3 @@ func checkChain(t *testing.T, entries []json.RawMessage) {
 	}
 	t.Error("no entry with a reason to tamper with")
 }
-

@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"planwerk/internal/audit"
 	"runtime/debug"
 	"strings"
 	"time"
+
+	"planwerk/internal/audit"
 
 	"planwerk/internal/auth"
 	"planwerk/internal/errs"
