@@ -185,6 +185,12 @@ func appendChain(ctx context.Context, q Querier, tenantID int64, known *chainHea
 	return head, insertRows(ctx, q, rows)
 }
 
+// recordKey names a record among audit entries.
+type recordKey struct {
+	resource string
+	id       int64
+}
+
 // auditWidth is the number of values of one entry's row: auditColumns,
 // before_seq, prev_hash and hash.
 const auditWidth = 17
@@ -202,12 +208,32 @@ func linkChain(ctx context.Context, q Querier, tenantID int64, known *chainHead,
 			return rows, head, fmt.Errorf("audit log head: %w", err)
 		}
 	}
+	// The entries of this call are stored after all are linked: a
+	// record's previous entry among them is found here.
+	type version struct {
+		seq   int64
+		after []byte
+	}
+	var latest map[recordKey]version
 	for _, p := range es {
-		before, beforeSeq, err := previousAfter(ctx, q, tenantID, p.e)
-		if err != nil {
+		var before, beforeSeq any
+		var err error
+		k, isRecord := recordKey{}, p.e.Record != nil
+		if isRecord {
+			k = recordKey{p.e.Resource, *p.e.Record}
+		}
+		if v, ok := latest[k]; isRecord && ok {
+			before, beforeSeq = storedBefore(p.e.Before, v.seq, v.after)
+		} else if before, beforeSeq, err = previousAfter(ctx, q, tenantID, p.e); err != nil {
 			return rows, head, err
 		}
 		next := chainHead{seq: head.seq + 1, hash: audit.Seal(p.e, head.hash, head.seq+1)}
+		if isRecord {
+			if latest == nil {
+				latest = map[recordKey]version{}
+			}
+			latest[k] = version{next.seq, p.e.After}
+		}
 		rows = append(rows, tenantID, next.seq)
 		rows = append(rows, entryColumns(p.e, before)...)
 		rows = append(rows, beforeSeq, head.hash, next.hash)
@@ -276,21 +302,30 @@ func insertAuditRows(n int) string {
 // the seq of the record's previous entry, when that entry's after is the
 // same text; else as itself.
 func previousAfter(ctx context.Context, q Querier, tenantID int64, e audit.Entry) (before any, beforeSeq any, err error) {
-	if e.Before == nil {
-		return nil, nil, nil
+	if e.Before == nil || e.Record == nil {
+		return nullDoc(e.Before), nil, nil
 	}
-	if e.Record != nil {
-		var seq int64
-		var after sql.NullString
-		err := q.QueryRowContext(ctx, selectPreviousEntry, tenantID, e.Resource, *e.Record).Scan(&seq, &after)
-		switch {
-		case err == nil && after.Valid && after.String == string(e.Before):
-			return nil, seq, nil
-		case err != nil && !errors.Is(err, sql.ErrNoRows):
-			return nil, nil, fmt.Errorf("audit log: previous entry: %w", err)
-		}
+	var seq int64
+	var after sql.NullString
+	err = q.QueryRowContext(ctx, selectPreviousEntry, tenantID, e.Resource, *e.Record).Scan(&seq, &after)
+	if errors.Is(err, sql.ErrNoRows) {
+		return string(e.Before), nil, nil
 	}
-	return string(e.Before), nil, nil
+	if err != nil {
+		return nil, nil, fmt.Errorf("audit log: previous entry: %w", err)
+	}
+	before, beforeSeq = storedBefore(e.Before, seq, []byte(after.String))
+	return before, beforeSeq, nil
+}
+
+// storedBefore is how a before is stored when the record's previous entry
+// is seq with after: as a pointer to it where after is the same text,
+// else as itself.
+func storedBefore(before []byte, seq int64, after []byte) (any, any) {
+	if before != nil && after != nil && string(after) == string(before) {
+		return nil, seq
+	}
+	return nullDoc(before), nil
 }
 
 // auditColumns are the columns entryColumns fills, after tenant_id and seq.
