@@ -68,14 +68,23 @@ type commitJob struct {
 	turn   chan turnGrant  // the committer's go-ahead
 	done   chan turnResult // the write's report that its turn is over
 	result chan error      // the batch's outcome, for writes that kept their work
-	// entries brings a kept write's audit entries, made after its turn.
-	entries chan auditBatch
+	// entries are a kept write's audit entries, made after its turn by
+	// whichever needs them first: the write, beside the turns of the
+	// writes after it, or the committer at the batch's end.
+	entries auditEntries
 }
 
-// auditBatch is a write's audit entries, or why they could not be made.
-type auditBatch struct {
-	es  []pendingEntry
-	err error
+// auditEntries makes a write's audit entries once.
+type auditEntries struct {
+	once sync.Once
+	make func() ([]pendingEntry, error) // set by the write's turn
+	es   []pendingEntry
+	err  error
+}
+
+func (a *auditEntries) get() ([]pendingEntry, error) {
+	a.once.Do(func() { a.es, a.err = a.make() })
+	return a.es, a.err
 }
 
 type turnGrant struct {
@@ -216,11 +225,11 @@ func (c *committer) appendAudit(tx *sql.Tx, kept []*commitJob) (map[int64]chainH
 	byTenant := map[int64][]pendingEntry{}
 	var tenants []int64
 	for _, j := range kept {
-		b := <-j.entries
-		if b.err != nil {
-			return nil, j, b.err
+		es, err := j.entries.get()
+		if err != nil {
+			return nil, j, err
 		}
-		for _, p := range b.es {
+		for _, p := range es {
 			if _, ok := byTenant[p.tenant]; !ok {
 				tenants = append(tenants, p.tenant)
 			}
@@ -314,8 +323,7 @@ func affected(res sql.Result, err error, what string) (bool, error) {
 // groupTx runs fn as one write of a batch.
 func (db *DB) groupTx(ctx context.Context, fn func(q Querier) error) error {
 	c := db.committer
-	j := &commitJob{ctx: ctx, turn: make(chan turnGrant), done: make(chan turnResult, 1), result: make(chan error, 1),
-		entries: make(chan auditBatch, 1)}
+	j := &commitJob{ctx: ctx, turn: make(chan turnGrant), done: make(chan turnResult, 1), result: make(chan error, 1)}
 	select {
 	case c.queue <- j:
 	case <-ctx.Done():
@@ -334,14 +342,13 @@ func (db *DB) groupTx(ctx context.Context, fn func(q Querier) error) error {
 	if g.err != nil {
 		return g.err
 	}
-	t, err := db.turn(ctx, hotTx{Tx: g.tx, hot: c.hot}, j, fn)
-	if err != nil {
+	if err := db.turn(ctx, hotTx{Tx: g.tx, hot: c.hot}, j, fn); err != nil {
 		return err
 	}
 	// The write's audit entries are made here, beside the turns of the
-	// writes after it, and stored by the committer when the batch ends.
-	es, err := db.auditList(t)
-	j.entries <- auditBatch{es: es, err: err}
+	// writes after it, unless the committer, at the batch's end, needed
+	// them first; it stores them.
+	_, _ = j.entries.get()
 	select {
 	case err := <-j.result:
 		return err
@@ -354,7 +361,7 @@ func (db *DB) groupTx(ctx context.Context, fn func(q Querier) error) error {
 
 // turn runs fn inside a savepoint of the batch's transaction and reports
 // to the committer when it is done, whatever happens (a panic included).
-func (db *DB) turn(ctx context.Context, tx hotTx, j *commitJob, fn func(q Querier) error) (t *txn, err error) {
+func (db *DB) turn(ctx context.Context, tx hotTx, j *commitJob, fn func(q Querier) error) (err error) {
 	var r turnResult
 	defer func() { j.done <- r }()
 	// Savepoint statements run whether or not the request is still there:
@@ -362,7 +369,7 @@ func (db *DB) turn(ctx context.Context, tx hotTx, j *commitJob, fn func(q Querie
 	keep := context.WithoutCancel(ctx)
 	if _, err := tx.ExecContext(keep, `SAVEPOINT write`); err != nil {
 		r.broken = true
-		return nil, fmt.Errorf("begin write: %w", err)
+		return fmt.Errorf("begin write: %w", err)
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -370,7 +377,7 @@ func (db *DB) turn(ctx context.Context, tx hotTx, j *commitJob, fn func(q Querie
 			panic(p)
 		}
 	}()
-	t = &txn{Querier: tx}
+	t := &txn{Querier: tx}
 	var tenants []int64
 	if err = fn(t); err == nil {
 		// The audit entries are left to the batch's end.
@@ -378,14 +385,15 @@ func (db *DB) turn(ctx context.Context, tx hotTx, j *commitJob, fn func(q Querie
 	}
 	if err != nil {
 		r.broken = !undo(keep, tx)
-		return nil, err
+		return err
 	}
 	if _, err := tx.ExecContext(keep, `RELEASE write`); err != nil {
 		r.broken = true
-		return nil, fmt.Errorf("end write: %w", err)
+		return fmt.Errorf("end write: %w", err)
 	}
+	j.entries.make = func() ([]pendingEntry, error) { return db.auditList(t) }
 	r.kept, r.changed = true, tenants
-	return t, nil
+	return nil
 }
 
 // undo rolls a write back to its savepoint and reports whether the
