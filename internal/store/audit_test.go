@@ -130,7 +130,7 @@ func TestAuditChainUnderConcurrentWriters(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		dsn := testenv.MigratedDSN(t, b)
-		db, other := open(t, dsn), open(t, dsn)
+		db, other := testenv.Open(t, dsn), testenv.Open(t, dsn)
 		tn, _ := testenv.TenantIn(t, db, "acme", "admin@acme.test")
 		start := len(entriesOf(t, db, tn.ID))
 		projects := store.Collection{Table: "records", Resource: "projects"}
@@ -165,17 +165,4 @@ func TestAuditChainUnderConcurrentWriters(t *testing.T) {
 			t.Errorf("%d entries, want 160", n)
 		}
 	})
-}
-
-func open(t *testing.T, dsn string) *store.DB {
-	t.Helper()
-	db, err := store.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return db
 }

@@ -253,7 +253,15 @@ func migrateSQLiteTemplate() (string, error) {
 // OpenDB opens and migrates a fresh database of the backend.
 func OpenDB(t testing.TB, b Backend) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), MigratedDSN(t, b))
+	return Open(t, MigratedDSN(t, b))
+}
+
+// Open opens the database at dsn, closed when the test ends, and
+// migrates it: a second handle on a test's database is a second instance
+// of the service's storage.
+func Open(t testing.TB, dsn string) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
