@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"planwerk/internal/config"
+	"planwerk/internal/store"
 	"planwerk/internal/testenv"
 )
 
@@ -29,6 +31,7 @@ var fairnessCases = []fairnessCase{
 	{"webhook deliveries: a slow tenant beside a fast one", slowWebhooksBesideFast},
 	{"long polls: one credential beside its tenant", pollsOfOneCredential},
 	{"long polls: an idle tenant's beside another's writes", idlePollsBesideWrites},
+	{"audit log: one credential's stalled reads beside its tenant and another", stalledAuditReads},
 }
 
 // TestFairness runs every row on both databases.
@@ -238,4 +241,47 @@ func waitingPolls(t *testing.T, srv *testenv.Server) float64 {
 
 func feedReads(t *testing.T, srv *testenv.Server) float64 {
 	return metricValue(t, scrape(t, srv), "planwerk_feed_reads_total ")
+}
+
+// stalledAuditReads: an admin's API client starts 8 reads of a large
+// audit log (as CSV, 8 MB each) and stops reading them. They hold no
+// database connection, and the admin beside the client, and another
+// tenant, read their audit logs as usual.
+func stalledAuditReads(t *testing.T, srv *testenv.Server) {
+	tn := srv.CreateTenant(t, "stalledaudit")
+	admin := srv.SignIn(t, tn)
+	other := srv.SignIn(t, srv.CreateTenant(t, "quickaudit"))
+	db, ctx := srv.Service.DB, context.Background()
+	doc := fmt.Appendf(nil, `{"pad":%q}`, strings.Repeat("p", 4<<10))
+	err := db.Tx(ctx, func(q store.Querier) error {
+		for i := range 2000 {
+			if err := db.Audit(ctx, q, tn.ID, store.AuditNote{Resource: "projects", Record: int64(i + 1), Op: store.OpCreate, After: doc}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := admin.ClientSignIn(t, admin.APIClient(t, "archive", admin.UserID, "read")).With("Accept", "text/csv")
+	for i := range 8 {
+		conn, br := rawRequest(t, client, "/v1/audit-log?limit=10000")
+		t.Cleanup(func() { conn.Close() })
+		_ = conn.SetReadDeadline(time.Now().Add(time.Minute))
+		if _, err := br.Peek(1); err != nil {
+			t.Fatalf("stalled read %d: no answer: %v", i, err)
+		}
+	}
+	eventually(t, 30*time.Second, "database connections still in use by the stalled audit reads", func() bool {
+		return poolsInUse(srv) == 0
+	})
+	for _, c := range []*testenv.Client{admin, other} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		status, _, body := testenv.Do(t, c.Request(t, http.MethodGet, "/v1/audit-log?limit=10", nil).WithContext(ctx))
+		cancel()
+		if status != http.StatusOK {
+			t.Errorf("%s's audit log beside the stalled reads: %d %.200s", c.Slug, status, body)
+		}
+	}
 }

@@ -148,7 +148,8 @@ func viaProxy(t *testing.T, dsn, addr string) string {
 }
 
 // TestDatabaseFaults: PostgreSQL frozen, stopped and restarted under
-// load, behind a real TCP fault proxy. Requests answer 503
+// load (writes, lists, reads of the audit log), behind a real TCP fault
+// proxy. Requests answer 503
 // database_unavailable with Retry-After within the request deadline,
 // /readyz says so within a second, the service recovers without a
 // restart, and every acknowledged write is there afterwards.
@@ -173,7 +174,7 @@ func TestDatabaseFaults(t *testing.T) {
 	c := srv.SignIn(t, srv.CreateTenant(t, "acme"))
 	n := atomic.Int64{}
 	l := startLoad(t, 3, func(l *load) outcome {
-		switch i := n.Add(1); i % 3 {
+		switch i := n.Add(1); i % 5 {
 		case 0:
 			o, raw := l.send("create", c, http.MethodPost, "/v1/projects", testenv.M{"name": fmt.Sprintf("p%d", i)})
 			if o.status == http.StatusCreated {
@@ -186,6 +187,12 @@ func TestDatabaseFaults(t *testing.T) {
 			return o
 		case 1:
 			o, _ := l.send("list", c, http.MethodGet, "/v1/projects?limit=20&sort=id%20DESC", nil)
+			return o
+		case 2:
+			o, _ := l.send("audit log", c, http.MethodGet, "/v1/audit-log?limit=20", nil)
+			return o
+		case 3:
+			o, _ := l.send("history", c, http.MethodGet, fmt.Sprintf("/v1/users/%d/history", c.UserID), nil)
 			return o
 		default:
 			o, _ := l.send("me", c, http.MethodGet, "/v1/users/me", nil)

@@ -81,8 +81,9 @@ var memoryCases = []memoryCase{
 	{"populated list", seedPopulated, 0},
 	{"list", seedMemberEntries("/v1/time-entries?limit=50000", 96<<20), 0},
 	{"change feed", seedMemberEntries("/v1/changes?limit=10000", 1<<20), 0},
-	{"audit log", seedAudit("application/json"), 16 << 20},
-	{"audit log as CSV", seedAudit("text/csv"), 16 << 20},
+	{"audit log", seedAudit("application/json", "/v1/audit-log?resource=projects&limit=10000"), 16 << 20},
+	{"audit log as CSV", seedAudit("text/csv", "/v1/audit-log?resource=projects&limit=10000"), 16 << 20},
+	{"a record's history", seedAudit("application/json", "/v1/projects/424242/history"), 16 << 20},
 }
 
 // TestMemory: reading an endpoint's largest page of large records, once
@@ -202,19 +203,20 @@ func seedMemberEntries(path string, atLeast int64) func(t *testing.T, srv *teste
 	}
 }
 
-// seedAudit: 100,000 audit entries, every tenth with a document of 4 KiB,
-// noted in ten transactions; the admin reads the page of the 10,000
-// large ones (40 MB) as JSON or CSV, filtered out of all of them.
-func seedAudit(accept string) func(t *testing.T, srv *testenv.Server, tn testenv.Tenant) (*testenv.Client, string, int64) {
+// seedAudit: 100,000 audit entries noted in ten transactions, 40 of them
+// versions of 1 MiB of one record (projects 424242, which no longer
+// exists); the admin reads the page at path (40 MB or more of the large
+// ones) as accept.
+func seedAudit(accept, path string) func(t *testing.T, srv *testenv.Server, tn testenv.Tenant) (*testenv.Client, string, int64) {
 	return func(t *testing.T, srv *testenv.Server, tn testenv.Tenant) (*testenv.Client, string, int64) {
 		db, ctx := srv.Service.DB, context.Background()
-		large := fmt.Appendf(nil, `{"pad":%q}`, strings.Repeat("a", 4<<10))
-		for range 10 {
+		for tx := range 10 {
 			err := db.Tx(ctx, func(q store.Querier) error {
 				for i := range 10000 {
 					n := store.AuditNote{Resource: "small", Record: int64(i + 1), Op: store.OpCreate, After: []byte(`{"n":1}`)}
-					if i%10 == 0 {
-						n.Resource, n.After = "large", large
+					if i%2500 == 0 {
+						version := fmt.Sprintf("%d-%d %s", tx, i, strings.Repeat("a", 1<<20))
+						n = store.AuditNote{Resource: "projects", Record: 424242, Op: store.OpUpdate, After: fmt.Appendf(nil, `{"pad":%q}`, version)}
 					}
 					if err := db.Audit(ctx, q, tn.ID, n); err != nil {
 						return err
@@ -226,7 +228,7 @@ func seedAudit(accept string) func(t *testing.T, srv *testenv.Server, tn testenv
 				t.Fatal(err)
 			}
 		}
-		return srv.SignIn(t, tn).With("Accept", accept), "/v1/audit-log?resource=large&limit=10000", 40 << 20
+		return srv.SignIn(t, tn).With("Accept", accept), path, 40 << 20
 	}
 }
 
