@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"planwerk/internal/testenv"
+	"planwerk/internal/testenv/canonical"
 )
 
 // instance is one running `planwerk serve` process.
@@ -179,7 +180,7 @@ func TestTwoInstances(t *testing.T) {
 		}
 		log, after = append(log, page.Entries...), "&after="+page.Next
 	}
-	entries := testenv.CheckAuditChain(t, log)
+	entries := canonical.CheckAuditChain(t, log)
 	projects := 0
 	for _, e := range entries {
 		if e["resource"] == "projects" {

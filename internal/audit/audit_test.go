@@ -1,19 +1,18 @@
 package audit_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"planwerk/internal/audit"
 	"planwerk/internal/errs"
+	"planwerk/internal/testenv/canonical"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -56,105 +55,26 @@ func TestCanonicalRFC8785(t *testing.T) {
 }
 
 // TestHashRecomputed: every hash of a chain, recomputed with a
-// canonicaliser of the test's own (keys sorted by UTF-16 code units,
-// strings escaped as RFC 8785 says), is the one the entry carries.
+// canonicaliser that is not the package's (keys sorted by UTF-16 code
+// units, strings escaped as RFC 8785 says), is the one the entry carries.
 func TestHashRecomputed(t *testing.T) {
 	t.Parallel()
 	for _, e := range chain(t, 12) {
-		var doc any
+		var doc map[string]any
 		raw, _ := json.Marshal(e)
-		dec := json.NewDecoder(strings.NewReader(string(raw)))
+		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber()
 		if err := dec.Decode(&doc); err != nil {
 			t.Fatal(err)
 		}
-		m := doc.(map[string]any)
-		delete(m, "hash")
-		var b strings.Builder
-		b.WriteString(e.PrevHash)
-		canon(&b, m)
-		sum := sha256.Sum256([]byte(b.String()))
-		if got := hex.EncodeToString(sum[:]); got != e.Hash {
+		got, err := canonical.AuditHash(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != e.Hash {
 			t.Errorf("seq %d: recomputed %s, entry says %s", e.Seq, got, e.Hash)
 		}
 	}
-}
-
-// canon writes v as RFC 8785 canonical JSON, for what entries hold:
-// objects, arrays, strings, integers, booleans and null.
-func canon(b *strings.Builder, v any) {
-	switch v := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		fmt.Fprint(b, v)
-	case json.Number:
-		b.WriteString(v.String())
-	case string:
-		b.WriteByte('"')
-		for _, r := range v {
-			switch {
-			case r == '"' || r == '\\':
-				b.WriteByte('\\')
-				b.WriteRune(r)
-			case r == '\b':
-				b.WriteString(`\b`)
-			case r == '\t':
-				b.WriteString(`\t`)
-			case r == '\n':
-				b.WriteString(`\n`)
-			case r == '\f':
-				b.WriteString(`\f`)
-			case r == '\r':
-				b.WriteString(`\r`)
-			case r < 0x20:
-				fmt.Fprintf(b, `\u%04x`, r)
-			default:
-				b.WriteRune(r)
-			}
-		}
-		b.WriteByte('"')
-	case []any:
-		b.WriteByte('[')
-		for i, x := range v {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			canon(b, x)
-		}
-		b.WriteByte(']')
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		sort.Slice(keys, func(i, j int) bool { return slices.Compare(utf16Of(keys[i]), utf16Of(keys[j])) < 0 })
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			canon(b, k)
-			b.WriteByte(':')
-			canon(b, v[k])
-		}
-		b.WriteByte('}')
-	default:
-		panic(fmt.Sprintf("canon: %T", v))
-	}
-}
-
-func utf16Of(s string) []uint16 {
-	var out []uint16
-	for _, r := range s {
-		if r >= 0x10000 {
-			r -= 0x10000
-			out = append(out, uint16(0xD800+(r>>10)), uint16(0xDC00+(r&0x3FF)))
-			continue
-		}
-		out = append(out, uint16(r))
-	}
-	return out
 }
 
 // TestVerify: an intact chain verifies; an entry changed, removed or

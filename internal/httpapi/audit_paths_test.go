@@ -22,6 +22,7 @@ import (
 
 	"planwerk/internal/config"
 	"planwerk/internal/testenv"
+	"planwerk/internal/testenv/canonical"
 )
 
 // auditReq is a write whose entries a row checks.
@@ -582,14 +583,14 @@ func TestAuditWritePaths(t *testing.T) {
 // recompute to its hash.
 func checkChain(t *testing.T, entries []json.RawMessage) {
 	t.Helper()
-	for i, e := range testenv.CheckAuditChain(t, entries) {
+	for i, e := range canonical.CheckAuditChain(t, entries) {
 		r, ok := e["reason"].(string)
 		if !ok {
 			continue
 		}
 		hash := e["hash"]
 		e["reason"] = r + "."
-		if got, err := testenv.AuditHash(e); err != nil || got == hash {
+		if got, err := canonical.AuditHash(e); err != nil || got == hash {
 			t.Errorf("entry %d: a changed reason recomputes to the same hash (%v)", i+1, err)
 		}
 		return

@@ -171,18 +171,11 @@ type chainHead struct {
 // entry are read in q, which must hold the tenant's position lock (or,
 // on SQLite, be the one writer).
 func appendAuditHere(ctx context.Context, q Querier, tenantID int64, es []pendingEntry) error {
-	_, err := appendChain(ctx, q, tenantID, nil, es)
-	return err
-}
-
-// appendChain is appendAuditHere after the head known (nil: read it);
-// it returns the new head.
-func appendChain(ctx context.Context, q Querier, tenantID int64, known *chainHead, es []pendingEntry) (chainHead, error) {
-	rows, head, err := linkChain(ctx, q, tenantID, known, es, nil)
+	rows, _, err := linkChain(ctx, q, tenantID, nil, es, nil)
 	if err != nil {
-		return head, err
+		return err
 	}
-	return head, insertRows(ctx, q, rows)
+	return insertRows(ctx, q, rows)
 }
 
 // recordKey names a record among audit entries.

@@ -1,11 +1,11 @@
-package testenv_test
+package canonical_test
 
 import (
 	"bytes"
 	"encoding/json"
 	"testing"
 
-	"planwerk/internal/testenv"
+	"planwerk/internal/testenv/canonical"
 )
 
 // TestCanonical: RFC 8785's examples of member order, string escaping
@@ -30,7 +30,7 @@ func TestCanonical(t *testing.T) {
 			if err := d.Decode(&v); err != nil {
 				t.Fatal(err)
 			}
-			got, err := testenv.Canonical(v)
+			got, err := canonical.Canonical(v)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -39,7 +39,7 @@ func TestCanonical(t *testing.T) {
 			}
 		})
 	}
-	if _, err := testenv.Canonical(1.5); err == nil {
+	if _, err := canonical.Canonical(1.5); err == nil {
 		t.Error("a float64 (not decoded with UseNumber) was taken")
 	}
 }
