@@ -50,36 +50,11 @@ func runWrites(ctx context.Context, pgURL string, d time.Duration, clients int) 
 	var results []writeResult
 	for i, dsn := range dsns {
 		for j, tenants := range []int{1, 8} {
-			var pair [2]*writePath
-			for k, audited := range []bool{false, true} {
-				at := fmt.Sprintf("%s-%d-%d-%d", dsn, i, j, k)
-				if !strings.HasPrefix(dsn, "sqlite:") {
-					var drop func()
-					if at, drop, err = freshSchema(ctx, pgURL); err != nil {
-						return err
-					}
-					defer drop()
-				}
-				opts := store.DefaultOptions()
-				opts.NoAudit = !audited
-				w, err := startWrites(ctx, at, opts, clients, tenants)
-				if err != nil {
-					return err
-				}
-				defer w.stop()
-				w.result.mode = map[bool]string{false: "without audit log", true: "with audit log"}[audited]
-				pair[k] = w
+			pair, err := writePair(ctx, pgURL, fmt.Sprintf("%s-%d-%d", dsn, i, j), d, clients, tenants)
+			if err != nil {
+				return err
 			}
-			for _, n := range []int{1, clients} {
-				for range writeRounds {
-					for _, w := range pair {
-						w.drive(ctx, n, d/writeRounds)
-					}
-				}
-			}
-			for _, w := range pair {
-				results = append(results, w.finish())
-			}
+			results = append(results, pair[:]...)
 		}
 	}
 	fmt.Printf("\nPlanwerk write benchmark: POST /v1/projects, %d clients and 1 client, %s each (in %d turns, the two paths of a row pair alternating), %s, %d cores, %s\n\n",
@@ -97,6 +72,45 @@ func runWrites(ctx context.Context, pgURL string, d time.Duration, clients int) 
 			off.engine, off.tenants, on.rate/off.rate, clients, on.single/off.single)
 	}
 	return nil
+}
+
+// writePair measures the two paths of one row pair, each a service on
+// a database of its own (named after at on SQLite), and stops both before
+// it returns: the next pair's connections do not add to theirs.
+func writePair(ctx context.Context, pgURL, at string, d time.Duration, clients, tenants int) ([2]writeResult, error) {
+	var pair [2]*writePath
+	var results [2]writeResult
+	for k, audited := range []bool{false, true} {
+		dsn := fmt.Sprintf("%s-%d", at, k)
+		if !strings.HasPrefix(at, "sqlite:") {
+			fresh, drop, err := freshSchema(ctx, pgURL)
+			if err != nil {
+				return results, err
+			}
+			defer drop()
+			dsn = fresh
+		}
+		opts := store.DefaultOptions()
+		opts.NoAudit = !audited
+		w, err := startWrites(ctx, dsn, opts, clients, tenants)
+		if err != nil {
+			return results, err
+		}
+		defer w.stop()
+		w.result.mode = map[bool]string{false: "without audit log", true: "with audit log"}[audited]
+		pair[k] = w
+	}
+	for _, n := range []int{1, clients} {
+		for range writeRounds {
+			for _, w := range pair {
+				w.drive(ctx, n, d/writeRounds)
+			}
+		}
+	}
+	for k, w := range pair {
+		results[k] = w.finish()
+	}
+	return results, nil
 }
 
 // writePath is one service under the write load, with what its turns

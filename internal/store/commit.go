@@ -255,7 +255,7 @@ func (c *committer) appendAudit(tx *sql.Tx, kept []*commitJob) (map[int64]chainH
 		heads[id] = h
 	}
 	// The tenants' entries share statements.
-	return heads, nil, insertRows(ctx, q, rows)
+	return heads, nil, insertRows(ctx, q, insertAuditSQLite, rows)
 }
 
 // maxHeads bounds the chain heads the committer remembers.

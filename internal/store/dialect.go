@@ -148,7 +148,7 @@ func (sqliteDialect) docColumn() string { return "doc" }
 // SQLite's one writer links the entries here; a batch of writes (group
 // commit) reads each tenant's chain head once.
 func (sqliteDialect) appendAudit(ctx context.Context, q Querier, tenantID int64, es []pendingEntry) error {
-	return appendAuditHere(ctx, q, tenantID, es)
+	return appendAuditHere(ctx, q, insertAuditSQLite, tenantID, es)
 }
 
 func (sqliteDialect) changesQuery(cond, limit string) string {
@@ -337,7 +337,7 @@ func (postgresDialect) appendAudit(ctx context.Context, q Querier, tenantID int6
 // Citus would run the recursive statement through the coordinator, so
 // this process links the entries: the position lock is taken already.
 func (citusDialect) appendAudit(ctx context.Context, q Querier, tenantID int64, es []pendingEntry) error {
-	return appendAuditHere(ctx, q, tenantID, es)
+	return appendAuditHere(ctx, q, insertAudit, tenantID, es)
 }
 
 // PostgreSQL renders jsonb as text.
