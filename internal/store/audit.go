@@ -77,35 +77,11 @@ func (db *DB) Audit(ctx context.Context, q Querier, tenantID int64, n AuditNote)
 func newEntry(src audit.Source, tenantID int64, at, resource string, record *int64, op string, before, after []byte, extra []string) (pendingEntry, error) {
 	e := src.Entry()
 	e.At, e.Resource, e.Record, e.Op = at, resource, record, op
-	// Each document is parsed once: for the attributes that changed, and
-	// to be written canonical.
-	var b, a map[string]any
 	var err error
-	if e.Before, b, err = canonicalObject(before); err != nil {
-		return pendingEntry{}, fmt.Errorf("audit %s: before: %w", resource, err)
+	if e.Before, e.After, e.Changed, err = audit.Diff(before, after, extra...); err != nil {
+		return pendingEntry{}, fmt.Errorf("audit %s: %w", resource, err)
 	}
-	if e.After, a, err = canonicalObject(after); err != nil {
-		return pendingEntry{}, fmt.Errorf("audit %s: after: %w", resource, err)
-	}
-	e.Changed = audit.Changed(b, a, extra...)
 	return pendingEntry{tenant: tenantID, e: e}, nil
-}
-
-// canonicalObject decodes a document (a JSON object, or nothing) and
-// returns its canonical JSON and its members.
-func canonicalObject(doc []byte) ([]byte, map[string]any, error) {
-	if len(doc) == 0 {
-		return nil, nil, nil
-	}
-	var m map[string]any
-	if err := json.Unmarshal(doc, &m); err != nil {
-		return nil, nil, err
-	}
-	if m == nil {
-		return nil, nil, nil
-	}
-	c, err := audit.AppendCanonical(make([]byte, 0, len(doc)), m)
-	return c, m, err
 }
 
 // auditEntries returns the transaction's pending entries by tenant: those
