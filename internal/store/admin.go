@@ -20,9 +20,10 @@ type TenantSummary struct {
 // ListTenants returns every tenant with its user count and storage used.
 func (db *DB) ListTenants(ctx context.Context) ([]TenantSummary, error) {
 	rows, err := db.read.QueryContext(ctx, `
-		SELECT t.id, t.slug, t.name, t.storage_bytes, t.created_at,
+		SELECT t.id, t.slug, t.name, t.storage_bytes, t.created_at, COALESCE(s.state, 'active'),
 		       COALESCE(u.n, 0), COALESCE(f.bytes, 0)
 		  FROM tenants t
+		  LEFT JOIN tenant_states s ON s.tenant_id = t.id
 		  LEFT JOIN (SELECT tenant_id, COUNT(*) AS n FROM users GROUP BY tenant_id) u ON u.tenant_id = t.id
 		  LEFT JOIN (SELECT tenant_id, SUM(size) AS bytes FROM uploads GROUP BY tenant_id) f ON f.tenant_id = t.id
 		 ORDER BY t.slug`)
@@ -34,7 +35,7 @@ func (db *DB) ListTenants(ctx context.Context) ([]TenantSummary, error) {
 	for rows.Next() {
 		var t TenantSummary
 		var storage sql.NullInt64
-		if err := rows.Scan(&t.ID, &t.Slug, &t.Name, &storage, &t.CreatedAt, &t.Users, &t.StorageUsed); err != nil {
+		if err := rows.Scan(&t.ID, &t.Slug, &t.Name, &storage, &t.CreatedAt, &t.State, &t.Users, &t.StorageUsed); err != nil {
 			return nil, fmt.Errorf("list tenants: %w", err)
 		}
 		if storage.Valid {

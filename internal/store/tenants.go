@@ -1,10 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"planwerk/internal/query"
@@ -24,7 +26,18 @@ type Tenant struct {
 	Name         string
 	StorageBytes *int64 // nil: the service default applies
 	CreatedAt    string
+	State        string // TenantActive, TenantSuspended, TenantImporting or TenantDeleting
 }
+
+// A tenant's states. Only an active tenant is served; a suspended one is
+// refused (403 tenant_suspended) with its data kept; an importing or
+// deleting one is unknown to the service.
+const (
+	TenantActive    = "active"
+	TenantSuspended = "suspended"
+	TenantImporting = "importing"
+	TenantDeleting  = "deleting"
+)
 
 // TenantSetup gives a new tenant what the domain gives every tenant, inside
 // the transaction that creates it.
@@ -35,7 +48,7 @@ type TenantSetup = func(ctx context.Context, q Querier, tenantID int64) error
 // slug already taken returns ErrConflict.
 func (db *DB) InsertTenant(ctx context.Context, q Querier, slug, name string) (Tenant, error) {
 	now := Timestamp(time.Now())
-	tenant := Tenant{Slug: slug, Name: name, CreatedAt: now}
+	tenant := Tenant{Slug: slug, Name: name, CreatedAt: now, State: TenantActive}
 	err := q.QueryRowContext(ctx,
 		`INSERT INTO tenants (slug, name, created_at, updated_at) VALUES ($1, $2, $3, $3) RETURNING id`,
 		slug, name, now).Scan(&tenant.ID)
@@ -53,8 +66,9 @@ func (db *DB) TenantBySlug(ctx context.Context, slug string) (Tenant, error) {
 	var t Tenant
 	var storage sql.NullInt64
 	err := db.lookup.QueryRowContext(ctx,
-		`SELECT id, slug, name, storage_bytes, created_at FROM tenants WHERE slug = $1`, slug).
-		Scan(&t.ID, &t.Slug, &t.Name, &storage, &t.CreatedAt)
+		`SELECT t.id, t.slug, t.name, t.storage_bytes, t.created_at, COALESCE(s.state, 'active')
+		   FROM tenants t LEFT JOIN tenant_states s ON s.tenant_id = t.id WHERE t.slug = $1`, slug).
+		Scan(&t.ID, &t.Slug, &t.Name, &storage, &t.CreatedAt, &t.State)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Tenant{}, fmt.Errorf("tenant %q: %w", slug, ErrNotFound)
 	}
@@ -65,4 +79,62 @@ func (db *DB) TenantBySlug(ctx context.Context, slug string) (Tenant, error) {
 		t.StorageBytes = &storage.Int64
 	}
 	return t, nil
+}
+
+// SetTenantState moves the tenant with slug to state when its state is
+// one of from, and returns it as it was. A tenant in another state
+// returns ErrConflict with the tenant; an unknown slug ErrNotFound.
+func (db *DB) SetTenantState(ctx context.Context, slug, state string, from ...string) (Tenant, error) {
+	var t Tenant
+	err := db.Tx(ctx, func(q Querier) error {
+		var storage sql.NullInt64
+		err := q.QueryRowContext(ctx, `SELECT id, slug, name, storage_bytes, created_at FROM tenants WHERE slug = $1`+db.dialect.forUpdate(), slug).
+			Scan(&t.ID, &t.Slug, &t.Name, &storage, &t.CreatedAt)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("tenant %q: %w", slug, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if storage.Valid {
+			t.StorageBytes = &storage.Int64
+		}
+		var st sql.NullString
+		err = q.QueryRowContext(ctx, `SELECT state FROM tenant_states WHERE tenant_id = $1`, t.ID).Scan(&st)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		t.State = cmp.Or(st.String, TenantActive)
+		if !slices.Contains(from, t.State) {
+			return fmt.Errorf("tenant %q is %s: %w", slug, t.State, ErrConflict)
+		}
+		if t.State == state {
+			return nil
+		}
+		if err := db.putTenantState(ctx, q, t.ID, state); err != nil {
+			return err
+		}
+		return db.Audit(ctx, q, t.ID, AuditNote{Resource: "tenant", Op: OpUpdate,
+			Before: fmt.Appendf(nil, `{"state":%q}`, t.State), After: fmt.Appendf(nil, `{"state":%q}`, state)})
+	})
+	if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrConflict) {
+		return t, fmt.Errorf("set state of %q: %w", slug, err)
+	}
+	return t, err
+}
+
+// putTenantState stores the tenant's state in q: an active tenant has no
+// row.
+func (db *DB) putTenantState(ctx context.Context, q Querier, tenantID int64, state string) error {
+	var err error
+	if state == TenantActive {
+		_, err = q.ExecContext(ctx, `DELETE FROM tenant_states WHERE tenant_id = $1`, tenantID)
+	} else {
+		_, err = q.ExecContext(ctx, `INSERT INTO tenant_states (tenant_id, state, updated_at) VALUES ($1, $2, $3)
+			ON CONFLICT (tenant_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`, tenantID, state, Timestamp(time.Now()))
+	}
+	if err != nil {
+		return fmt.Errorf("tenant state: %w", err)
+	}
+	return nil
 }

@@ -22,6 +22,8 @@ var (
 	ErrRequired = errs.New(errs.Invalid, "tenant_required", "name the tenant in a companyurl, origin or referer header")
 	ErrUnknown  = errs.New(errs.Invalid, "unknown_tenant", "no tenant matches the companyurl, origin or referer header")
 	ErrMismatch = errs.New(errs.Invalid, "tenant_mismatch", "the tenant header names another tenant than the request host")
+	// ErrSuspended: the tenant exists but its operator suspended it.
+	ErrSuspended = errs.New(errs.Forbidden, "tenant_suspended", "this tenant is suspended; its data is kept, and its operator can resume it")
 )
 
 // Headers are the request headers that may name the tenant, in the order
@@ -176,8 +178,25 @@ func (rs *Resolver) Resolve(r *http.Request) (store.Tenant, error) {
 	return rs.Lookup(r.Context(), slug)
 }
 
-// Lookup returns the tenant with slug, or ErrUnknown.
+// Lookup returns the active tenant with slug; ErrSuspended when it is
+// suspended, and ErrUnknown when there is none, or one being imported or
+// deleted. A tenant's state is cached with it: a change shows within the
+// cache's time to live.
 func (rs *Resolver) Lookup(ctx context.Context, slug string) (store.Tenant, error) {
+	t, err := rs.lookup(ctx, slug)
+	if err != nil {
+		return store.Tenant{}, err
+	}
+	switch t.State {
+	case store.TenantActive:
+		return t, nil
+	case store.TenantSuspended:
+		return store.Tenant{}, ErrSuspended
+	}
+	return store.Tenant{}, ErrUnknown
+}
+
+func (rs *Resolver) lookup(ctx context.Context, slug string) (store.Tenant, error) {
 	now := time.Now()
 	rs.mu.Lock()
 	c, ok := rs.cache[slug]
