@@ -67,13 +67,13 @@ func runTenantList(ctx context.Context, args []string, stdio IO) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdio.Stdout, "%-24s %-8s %-6s %14s %14s  %s\n", "SLUG", "ID", "USERS", "STORAGE USED", "STORAGE CAP", "CREATED")
+	fmt.Fprintf(stdio.Stdout, "%-24s %-8s %-9s %-6s %14s %14s  %s\n", "SLUG", "ID", "STATE", "USERS", "STORAGE USED", "STORAGE CAP", "CREATED")
 	for _, t := range tenants {
 		limit := cfg.TenantStorageBytes
 		if t.StorageBytes != nil {
 			limit = *t.StorageBytes
 		}
-		fmt.Fprintf(stdio.Stdout, "%-24s %-8d %-6d %14d %14d  %s\n", t.Slug, t.ID, t.Users, t.StorageUsed, limit, t.CreatedAt)
+		fmt.Fprintf(stdio.Stdout, "%-24s %-8d %-9s %-6d %14d %14d  %s\n", t.Slug, t.ID, t.State, t.Users, t.StorageUsed, limit, t.CreatedAt)
 	}
 	return nil
 }

@@ -55,10 +55,10 @@ func TestAdminCommands(t *testing.T) {
 		if len(lines) != 3 || !strings.HasPrefix(lines[1], "alpha") || !strings.HasPrefix(lines[2], "beta") {
 			t.Fatalf("tenant list:\n%s", r.stdout)
 		}
-		if f := strings.Fields(lines[2]); f[4] != "12345" || f[2] != "1" {
-			t.Errorf("beta line %q: want 1 user and cap 12345", lines[2])
+		if f := strings.Fields(lines[2]); f[5] != "12345" || f[3] != "1" || f[2] != "active" {
+			t.Errorf("beta line %q: want active, 1 user and cap 12345", lines[2])
 		}
-		if f := strings.Fields(lines[1]); f[4] != "1073741824" {
+		if f := strings.Fields(lines[1]); f[5] != "1073741824" {
 			t.Errorf("alpha line %q: want the default cap", lines[1])
 		}
 

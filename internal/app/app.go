@@ -3,6 +3,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -75,6 +76,8 @@ func commandList() []command {
 		{"tenant create", "--slug S --admin-email E [--admin-password P] [--name N] [flags]", "create a tenant and its first admin user", runTenantCreate},
 		{"tenant list", "[flags]", "list tenants with users and storage", runTenantList},
 		{"tenant set-storage", "--slug S --bytes N [flags]", "set a tenant's storage cap", runTenantSetStorage},
+		{"tenant suspend", "--slug S [flags]", "refuse every request of a tenant (403 tenant_suspended), keeping its data", runTenantSuspend},
+		{"tenant resume", "--slug S [flags]", "serve a suspended tenant again", runTenantResume},
 		{"user reset-password", "--tenant S --email E [--password P] [flags]", "set a user's password and revoke their tokens", runUserResetPassword},
 		{"audit verify", "[--tenant S] [flags]", "check each tenant's audit log chain; exit 1 naming the first entry that fails", runAuditVerify},
 		{"backup", "--out FILE [flags]", "write a consistent copy of a SQLite database", runBackup},
@@ -361,6 +364,19 @@ func (s *Service) visibleChange(ctx context.Context, caller auth.Principal, name
 	return err == nil, err
 }
 
+// linksServed says whether a download link's tenant is served, in the
+// terms of files.Config.Serving: a tenant the service does not know is
+// not found.
+func linksServed(resolver *tenancy.Resolver) func(ctx context.Context, id int64) error {
+	return func(ctx context.Context, id int64) error {
+		err := resolver.Serving(ctx, id)
+		if errors.Is(err, tenancy.ErrUnknown) {
+			return store.ErrNotFound
+		}
+		return err
+	}
+}
+
 // NewService builds the service on an open, migrated database.
 func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.Logger, opts ...Option) (*Service, error) {
 	o := newOptions(opts)
@@ -393,7 +409,7 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 		AccountBrake: limiter("login-account", ratelimit.Rule{Burst: cfg.LoginFailuresPerAccount, Every: time.Minute}),
 		Metrics:      svc.Metrics,
 	}, log)
-	resolver := tenancy.NewResolver(db, cfg.BaseDomain, 10*time.Second)
+	resolver := tenancy.NewResolver(db, cfg.BaseDomain, cmp.Or(cfg.TenantCacheTTL, tenancy.CacheTTL))
 	svc.Registry = resource.New()
 	svc.Users = newUsers(db, t.users, svc.Hasher, svc.Auth, svc.Registry)
 	d := domains{time: timetrack.New(db, t.settings, svc.Registry), skills: skills.New(db, svc.Registry), holidays: holidays.New(db, svc.Registry), users: svc.Users}
@@ -403,9 +419,10 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 	fileSvc := files.New(t.uploads, fs, svc.Registry, svc.Records,
 		limiter("files", ratelimit.Rule{Burst: cfg.FileRate, Every: time.Minute / time.Duration(cfg.FileRate)}),
 		files.Config{MaxUploadBytes: cfg.MaxUploadBytes, TenantStorageBytes: cfg.TenantStorageBytes, Secret: secret, Metrics: svc.Metrics,
-			StepTimeout: cfg.RequestTimeout, IdleTimeout: cfg.RequestTimeout}, log)
+			StepTimeout: cfg.RequestTimeout, IdleTimeout: cfg.RequestTimeout, Serving: linksServed(resolver)}, log)
 	svc.Uploads = fileSvc
-	svc.Feed = feed.New(db, svc.visibleChange, feed.Config{Resources: feedResources(svc.Registry), Metrics: svc.Metrics, Look: cfg.FeedLook})
+	svc.Feed = feed.New(db, svc.visibleChange, feed.Config{Resources: feedResources(svc.Registry), Metrics: svc.Metrics, Look: cfg.FeedLook,
+		Serving: resolver.Serving})
 	svc.Webhooks = webhooks.New(t.webhooks, webhooks.Config{AllowPrivate: cfg.WebhookAllowPrivate, DisableAfter: cfg.WebhookDisableAfter,
 		RetryBase: cfg.WebhookRetryBase, RetryFor: cfg.WebhookRetryFor, Poll: cfg.WebhookPoll, Budget: cfg.WebhookBudget, Lookup: cfg.WebhookLookup,
 		Metrics: svc.Metrics}, feedResources(svc.Registry), log)

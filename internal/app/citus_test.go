@@ -147,10 +147,10 @@ func TestCitusCommands(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n")[1:] {
 		f := strings.Fields(line)
 		slugs = append(slugs, f[0])
-		if f[2] != "1" {
+		if f[3] != "1" {
 			t.Errorf("tenant list: %q, want one user", line)
 		}
-		if f[0] == "alpha" && f[4] != "12345" {
+		if f[0] == "alpha" && f[5] != "12345" {
 			t.Errorf("tenant list: %q, want alpha's cap 12345", line)
 		}
 	}

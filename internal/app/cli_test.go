@@ -43,7 +43,9 @@ func listsFlag(help, name string) bool {
 }
 
 func TestHelp(t *testing.T) {
-	commands := []string{"serve", "tenant create", "tenant list", "tenant set-storage", "user reset-password", "backup", "migrate", "version"}
+	tenantCommands := []string{"tenant create", "tenant list", "tenant set-storage", "tenant suspend", "tenant resume"}
+	commands := []string{"serve", "tenant create", "tenant list", "tenant set-storage", "tenant suspend", "tenant resume",
+		"user reset-password", "backup", "migrate", "version"}
 	cases := []struct {
 		args  []string
 		flags []string // the flags listed, and no others
@@ -52,10 +54,10 @@ func TestHelp(t *testing.T) {
 		{[]string{"--help"}, nil, commands},
 		{[]string{"-h"}, nil, commands},
 		{[]string{"help"}, nil, commands},
-		{[]string{"tenant", "--help"}, nil, []string{"tenant create", "tenant list", "tenant set-storage"}},
-		{[]string{"tenant", "-h"}, nil, []string{"tenant create", "tenant list", "tenant set-storage"}},
-		{[]string{"tenant", "help"}, nil, []string{"tenant create", "tenant list", "tenant set-storage"}},
-		{[]string{"help", "tenant"}, nil, []string{"tenant create", "tenant list", "tenant set-storage"}},
+		{[]string{"tenant", "--help"}, nil, tenantCommands},
+		{[]string{"tenant", "-h"}, nil, tenantCommands},
+		{[]string{"tenant", "help"}, nil, tenantCommands},
+		{[]string{"help", "tenant"}, nil, tenantCommands},
 		{[]string{"user", "--help"}, nil, []string{"user reset-password"}},
 		{[]string{"serve", "-h"}, append(serviceFlags(), "demo"), []string{"PLANWERK_ADDR", "PLANWERK_DEMO", `":8080"`}},
 		{[]string{"serve", "--help"}, append(serviceFlags(), "demo"), nil},
@@ -63,6 +65,8 @@ func TestHelp(t *testing.T) {
 		{[]string{"help", "tenant", "create"}, []string{"database", "slug", "admin-email", "admin-password", "name"}, nil},
 		{[]string{"tenant", "list", "-h"}, []string{"database", "tenant-storage-bytes"}, nil},
 		{[]string{"tenant", "set-storage", "-h"}, []string{"database", "slug", "bytes"}, nil},
+		{[]string{"tenant", "suspend", "-h"}, []string{"database", "slug"}, []string{"403 tenant_suspended"}},
+		{[]string{"tenant", "resume", "--help"}, []string{"database", "slug"}, []string{"planwerk tenant resume --slug S"}},
 		{[]string{"user", "reset-password", "--help"}, []string{"database", "tenant", "email", "password"}, nil},
 		{[]string{"backup", "-h"}, []string{"database", "out"}, nil},
 		{[]string{"migrate", "--help"}, []string{"database"}, []string{`"sqlite:data/planwerk.db"`}},

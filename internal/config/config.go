@@ -79,6 +79,11 @@ type Config struct {
 	// WebhookLookup, when set, resolves webhook hosts at create and
 	// change instead of the system resolver (tests of DNS rebinding).
 	WebhookLookup func(ctx context.Context, host string) ([]netip.Addr, error)
+	// TenantCacheTTL is how long an instance keeps a tenant it looked up
+	// (zero: 10s, tenancy.CacheTTL): a tenant suspended, resumed or
+	// deleted shows within it. Not a flag: the operator's commands count
+	// on every instance taking at most the default; tests shorten it.
+	TenantCacheTTL time.Duration
 }
 
 // Default returns the documented defaults.

@@ -109,6 +109,10 @@ type Config struct {
 	// Look is how often a waiting read looks for changes itself while
 	// commits wake it (5s).
 	Look time.Duration
+	// Serving, when set, says whether the tenant is still served (nil) or
+	// how to refuse it; a waiting read asks it each time it wakes, so that
+	// a tenant suspended or deleted meanwhile is told so, not read.
+	Serving func(ctx context.Context, tenantID int64) error
 }
 
 // Service reads the feed.
@@ -181,6 +185,11 @@ func (s *Service) Read(ctx context.Context, caller auth.Principal, r Request) (P
 		case <-timer.C:
 		}
 		timer.Stop()
+		if s.cfg.Serving != nil {
+			if err := s.cfg.Serving(ctx, caller.TenantID); err != nil {
+				return Page{}, err
+			}
+		}
 	}
 }
 

@@ -51,6 +51,11 @@ type Config struct {
 	// taking them (a client that stops sending is cut off by the HTTP
 	// edge's body deadline).
 	IdleTimeout time.Duration
+	// Serving, when set, says whether a download link's tenant is served:
+	// nil, the refusal to answer (a suspended tenant's), or
+	// store.ErrNotFound for a tenant that is not there (gone, or being
+	// deleted or imported), whose links answer as a missing upload.
+	Serving func(ctx context.Context, tenantID int64) error
 }
 
 // Store is what uploads need of the database: the engine's transactions
@@ -423,6 +428,13 @@ func (s *Service) Blob(ctx context.Context, uploadID int64, query url.Values) (U
 	want := s.sign(tenantID, uploadID, expires)
 	if !hmac.Equal([]byte(sig), []byte(want)) || time.Now().Unix() > expires {
 		return Upload{}, nil, 0, denied
+	}
+	if s.cfg.Serving != nil {
+		if err := s.cfg.Serving(ctx, tenantID); errors.Is(err, store.ErrNotFound) {
+			return Upload{}, nil, 0, errNoUpload
+		} else if err != nil {
+			return Upload{}, nil, 0, err
+		}
 	}
 	up, err := s.db.UploadByID(ctx, nil, tenantID, uploadID)
 	if errors.Is(err, store.ErrNotFound) {

@@ -16,6 +16,7 @@ Every request to ` + "`/v1`" + ` and to the token endpoint names its tenant in a
 ` + "`origin`" + `, ` + "`referrer`" + ` or ` + "`referer`" + ` (looked at in that order). A value names tenant SLUG when it is
 ` + "`SLUG`" + `, ` + "`SLUG.BASE-DOMAIN`" + ` or a URL whose host is ` + "`SLUG.BASE-DOMAIN`" + `. Without one: 400
 ` + "`tenant_required`" + ` or ` + "`unknown_tenant`" + `; on a tenant host naming another tenant: 400 ` + "`tenant_mismatch`" + `.
+Every request of a tenant its operator suspended, the token endpoint's included: 403 ` + "`tenant_suspended`" + `.
 Records of one tenant are invisible to every other tenant (404).
 
 ## Sign-in and tokens
@@ -94,6 +95,10 @@ var tagGroups = []TagGroup{
 
 // tenantHeaders are the components.parameters naming the tenant.
 var tenantHeaders = []string{"companyurl", "origin", "referrer", "referer"}
+
+// suspendedRefusal is the 403 every request of a tenant may get, named in
+// each description of a tenant operation's 403.
+const suspendedRefusal = "A request of a suspended tenant: `tenant_suspended`."
 
 // errorResponses names the components.responses of each error status.
 var errorResponses = map[int]string{
@@ -230,7 +235,7 @@ func (b *builder) common() {
 		"(`unauthorized`).", "WWW-Authenticate")
 	c.Responses["Forbidden"] = errorAnswer("The caller may not do this (`forbidden`: for example a member writing another user's " +
 		"records), a WORK time entry on an approved project day (`day_approved`), or a write with a token of the scope " +
-		"`read` (`insufficient_scope`, with `WWW-Authenticate: Bearer error=\"insufficient_scope\"`).")
+		"`read` (`insufficient_scope`, with `WWW-Authenticate: Bearer error=\"insufficient_scope\"`). " + suspendedRefusal)
 	c.Responses["NotFound"] = errorAnswer("No such record in the tenant, or the caller may not see it (`not_found`).")
 	c.Responses["Conflict"] = errorAnswer("The record conflicts with an existing one (`conflict`), or the first request " +
 		"with the same `Idempotency-Key` is still running (`idempotency_key_in_use`).")

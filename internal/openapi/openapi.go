@@ -11,6 +11,7 @@ package openapi
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"sort"
 	"strconv"
@@ -404,6 +405,9 @@ func (b *builder) route(rt Route) {
 		}
 		b.errors(op, rt.Auth, len(pathParams(rt.Path)) > 0, errors...)
 		for status, desc := range d.Refusals {
+			if status == http.StatusForbidden && rt.Auth != Public {
+				desc += " " + suspendedRefusal
+			}
 			op.Responses[strconv.Itoa(status)] = errorResponse(desc, b.doc.Components.Responses[errorResponses[status]])
 		}
 	}
@@ -437,11 +441,11 @@ func (b *builder) secure(op *Operation, a Auth) {
 // its kind can get, and extra.
 func (b *builder) errors(op *Operation, a Auth, hasPathParams bool, extra ...int) {
 	// Any request may meet a dependency that is down; any of a tenant a
-	// full disk and its tenant's share used up; any with a body a client
-	// that stops sending it.
+	// full disk, its tenant's share used up and its tenant suspended; any
+	// with a body a client that stops sending it.
 	statuses := []int{500, 503}
 	if a != Public {
-		statuses = append(statuses, 400, 429, 507)
+		statuses = append(statuses, 400, 403, 429, 507)
 	}
 	if op.RequestBody != nil {
 		statuses = append(statuses, 408)

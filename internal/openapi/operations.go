@@ -57,6 +57,7 @@ func oauthResponses(own map[string]*Response) map[string]*Response {
 		"413": oauthError("The body is too large (`invalid_request`, `code` `body_too_large`)."),
 		"429": oauthError("Too many failed sign-ins for the account or address (`too_many_requests`), or the tenant has as "+
 			"many requests waiting as it may (`code` `too_many_requests`).", "Retry-After"),
+		"403": oauthError("The tenant is suspended (`invalid_request`, `code` `tenant_suspended`)."),
 		"500": oauthError("Server error (`server_error`)."),
 		"503": oauthError("The database does not answer in time, or the request waited too long for its turn "+
 			"(`temporarily_unavailable`, with `code` `database_unavailable` or `overloaded`).", "Retry-After"),
@@ -122,7 +123,8 @@ func downloadResponses() map[string]*Response {
 	return map[string]*Response{
 		"206": fileResponse("The byte range asked for; `Content-Range` places it in the file.", "Content-Range"),
 		"304": {Description: "Not modified (`If-None-Match` or `If-Modified-Since`)."},
-		"403": jsonError("The signature is expired or altered (`invalid_signature`)."),
+		"403": jsonError("The signature is expired or altered (`invalid_signature`), or the file's tenant is suspended " +
+			"(`tenant_suspended`)."),
 		"404": errorRef(404),
 		"412": jsonError("A precondition (`If-Match` or `If-Unmodified-Since`) does not hold: `precondition_failed`."),
 		"416": unsatisfiable,
@@ -390,7 +392,8 @@ var descriptions = map[string]opDesc{
 		Errors:      []int{403}},
 	"GET /v1/files/blob/{uploadId}": {ID: "downloadFile", Tag: tagFiles, Summary: "Download a file (signed URL)",
 		Description: "The target of a signed download URL: no tenant header, no token. An expired or altered " +
-			"signature → 403 `invalid_signature`. `HEAD` answers the same headers without the body. A `Range` " +
+			"signature → 403 `invalid_signature`; a link of a suspended tenant → 403 `tenant_suspended`, of a tenant " +
+			"that is gone or being deleted → 404. `HEAD` answers the same headers without the body. A `Range` " +
 			"header asking for one byte range (RFC 9110 §14) → 206 with `Content-Range`; one starting past the " +
 			"end → 416 `range_not_satisfiable` with `Content-Range: bytes */SIZE`. A `Range` header that asks for " +
 			"several ranges, is malformed, names another unit or comes with `HEAD` is ignored: 200 with the whole " +

@@ -63,17 +63,36 @@ func (db *DB) InsertTenant(ctx context.Context, q Querier, slug, name string) (T
 
 // TenantBySlug finds a tenant by its slug.
 func (db *DB) TenantBySlug(ctx context.Context, slug string) (Tenant, error) {
+	t, err := db.tenantWhere(ctx, `t.slug = $1`, slug)
+	if err != nil {
+		return Tenant{}, fmt.Errorf("tenant %q: %w", slug, err)
+	}
+	return t, nil
+}
+
+// TenantByID finds a tenant by its id.
+func (db *DB) TenantByID(ctx context.Context, id int64) (Tenant, error) {
+	t, err := db.tenantWhere(ctx, `t.id = $1`, id)
+	if err != nil {
+		return Tenant{}, fmt.Errorf("tenant %d: %w", id, err)
+	}
+	return t, nil
+}
+
+// tenantWhere reads the one tenant cond selects, with its state, on the
+// lookup pool.
+func (db *DB) tenantWhere(ctx context.Context, cond string, arg any) (Tenant, error) {
 	var t Tenant
 	var storage sql.NullInt64
 	err := db.lookup.QueryRowContext(ctx,
 		`SELECT t.id, t.slug, t.name, t.storage_bytes, t.created_at, COALESCE(s.state, 'active')
-		   FROM tenants t LEFT JOIN tenant_states s ON s.tenant_id = t.id WHERE t.slug = $1`, slug).
+		   FROM tenants t LEFT JOIN tenant_states s ON s.tenant_id = t.id WHERE `+cond, arg).
 		Scan(&t.ID, &t.Slug, &t.Name, &storage, &t.CreatedAt, &t.State)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Tenant{}, fmt.Errorf("tenant %q: %w", slug, ErrNotFound)
+		return Tenant{}, ErrNotFound
 	}
 	if err != nil {
-		return Tenant{}, fmt.Errorf("tenant %q: %w", slug, err)
+		return Tenant{}, err
 	}
 	if storage.Valid {
 		t.StorageBytes = &storage.Int64

@@ -145,18 +145,25 @@ func RequestedSlug(r *http.Request, baseDomain string) (string, error) {
 	return slug, nil
 }
 
-// Tenants finds tenants by their slug.
+// Tenants finds tenants by their slug or id.
 type Tenants interface {
 	TenantBySlug(ctx context.Context, slug string) (store.Tenant, error)
+	TenantByID(ctx context.Context, id int64) (store.Tenant, error)
 }
 
-// Resolver maps slugs to tenants, caching hits for a short while.
+// CacheTTL is how long the service's resolvers keep a tenant they found:
+// a tenant suspended, resumed or deleted shows on every instance within
+// it.
+const CacheTTL = 10 * time.Second
+
+// Resolver maps slugs and ids to tenants, caching hits for a short while.
 type Resolver struct {
 	db         Tenants
 	baseDomain string
 	ttl        time.Duration
 	mu         sync.Mutex
-	cache      map[string]cachedTenant
+	bySlug     map[string]cachedTenant
+	byID       map[int64]cachedTenant
 }
 
 type cachedTenant struct {
@@ -166,7 +173,8 @@ type cachedTenant struct {
 
 // NewResolver returns a Resolver; tenants found stay cached for ttl.
 func NewResolver(db Tenants, baseDomain string, ttl time.Duration) *Resolver {
-	return &Resolver{db: db, baseDomain: baseDomain, ttl: ttl, cache: make(map[string]cachedTenant)}
+	return &Resolver{db: db, baseDomain: baseDomain, ttl: ttl,
+		bySlug: make(map[string]cachedTenant), byID: make(map[int64]cachedTenant)}
 }
 
 // Resolve returns the tenant of the request, or an *Error.
@@ -183,28 +191,47 @@ func (rs *Resolver) Resolve(r *http.Request) (store.Tenant, error) {
 // deleted. A tenant's state is cached with it: a change shows within the
 // cache's time to live.
 func (rs *Resolver) Lookup(ctx context.Context, slug string) (store.Tenant, error) {
-	t, err := rs.lookup(ctx, slug)
+	t, err := cached(ctx, rs, rs.bySlug, slug, rs.db.TenantBySlug)
 	if err != nil {
 		return store.Tenant{}, err
 	}
-	switch t.State {
-	case store.TenantActive:
-		return t, nil
-	case store.TenantSuspended:
-		return store.Tenant{}, ErrSuspended
-	}
-	return store.Tenant{}, ErrUnknown
+	return t, served(t)
 }
 
-func (rs *Resolver) lookup(ctx context.Context, slug string) (store.Tenant, error) {
+// Serving says whether the tenant with id is served, as Lookup does for
+// a slug: nil when it is active, else ErrSuspended or ErrUnknown. What
+// names its tenant by id rather than by a request's headers asks it (a
+// signed download link, a waiting read of the change feed).
+func (rs *Resolver) Serving(ctx context.Context, id int64) error {
+	t, err := cached(ctx, rs, rs.byID, id, rs.db.TenantByID)
+	if err != nil {
+		return err
+	}
+	return served(t)
+}
+
+// served is the refusal of a tenant that is not active, or nil.
+func served(t store.Tenant) error {
+	switch t.State {
+	case store.TenantActive:
+		return nil
+	case store.TenantSuspended:
+		return ErrSuspended
+	}
+	return ErrUnknown
+}
+
+// cached returns the tenant under key from cache, or finds it with find
+// and keeps it for the resolver's time to live.
+func cached[K comparable](ctx context.Context, rs *Resolver, cache map[K]cachedTenant, key K, find func(context.Context, K) (store.Tenant, error)) (store.Tenant, error) {
 	now := time.Now()
 	rs.mu.Lock()
-	c, ok := rs.cache[slug]
+	c, ok := cache[key]
 	rs.mu.Unlock()
 	if ok && now.Before(c.until) {
 		return c.t, nil
 	}
-	t, err := rs.db.TenantBySlug(ctx, slug)
+	t, err := find(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Tenant{}, ErrUnknown
 	}
@@ -212,29 +239,30 @@ func (rs *Resolver) lookup(ctx context.Context, slug string) (store.Tenant, erro
 		return store.Tenant{}, fmt.Errorf("resolve tenant: %w", err)
 	}
 	rs.mu.Lock()
-	rs.evict(now)
-	rs.cache[slug] = cachedTenant{t: t, until: now.Add(rs.ttl)}
+	evict(cache, now)
+	cache[key] = cachedTenant{t: t, until: now.Add(rs.ttl)}
 	rs.mu.Unlock()
 	return t, nil
 }
 
-// resolverMax bounds the slugs cached.
+// resolverMax bounds the slugs (and the ids) cached.
 const resolverMax = 10000
 
 // evict makes room in a full cache: first the entries that expired, and
 // only when every entry is still fresh, all of them. Clearing at once
 // would make a service with more active tenants than the bound look every
-// one of them up again after each miss past it. rs.mu is held.
-func (rs *Resolver) evict(now time.Time) {
-	if len(rs.cache) < resolverMax {
+// one of them up again after each miss past it. The resolver's mutex is
+// held.
+func evict[K comparable](cache map[K]cachedTenant, now time.Time) {
+	if len(cache) < resolverMax {
 		return
 	}
-	for slug, c := range rs.cache {
+	for k, c := range cache {
 		if !now.Before(c.until) {
-			delete(rs.cache, slug)
+			delete(cache, k)
 		}
 	}
-	if len(rs.cache) >= resolverMax {
-		clear(rs.cache)
+	if len(cache) >= resolverMax {
+		clear(cache)
 	}
 }
