@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -158,7 +159,7 @@ func parseRow(line []byte, cols []column, extra []string, maxID *int64) ([]any, 
 	}
 	if len(m) != len(cols)+len(extra) {
 		for name := range m {
-			if !hasColumn(cols, name) && !contains(extra, name) {
+			if !hasColumn(cols, name) && !slices.Contains(extra, name) {
 				return nil, nil, fmt.Errorf("unknown column %q", name)
 			}
 		}
@@ -214,15 +215,6 @@ func parseValue(c column, raw json.RawMessage) (any, error) {
 func hasColumn(cols []column, name string) bool {
 	for _, c := range cols {
 		if c.name == name {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
 			return true
 		}
 	}
