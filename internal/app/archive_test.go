@@ -1,0 +1,348 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"planwerk/internal/filestore"
+	"planwerk/internal/resource"
+	"planwerk/internal/store"
+	"planwerk/internal/testenv"
+)
+
+// archived is a tenant seeded with rows of every kind an archive holds.
+type archived struct {
+	tenant       testenv.Tenant
+	admin        *testenv.Client
+	memberEmail  string
+	clientID     string
+	clientSecret string
+	files        map[int64][]byte // upload id to bytes
+}
+
+const memberPassword = "member-password" // testenv.Client.Member's
+
+// seedArchive makes a tenant of slug on srv with records of several
+// resources (approved project days, skills, a deleted record), a member,
+// uploads of files sizes bytes each, an API client, a webhook, account
+// settings, a storage cap, and the audit entries of all of it.
+func seedArchive(t *testing.T, srv *testenv.Server, slug string, sizes ...int) archived {
+	t.Helper()
+	tn := srv.CreateTenant(t, slug)
+	admin := srv.SignIn(t, tn)
+	a := archived{tenant: tn, admin: admin, memberEmail: "member@" + slug + ".test", files: map[int64][]byte{}}
+	member := admin.Member(t, a.memberEmail)
+	p1 := testenv.ID(t, admin.Create(t, "projects", testenv.M{"name": "Alpha", "budget": 12.5}))
+	p2 := testenv.ID(t, admin.Create(t, "projects", testenv.M{"name": "Beta <&> \"quoted\"\n\tüñí€𝄞"}))
+	task := testenv.ID(t, admin.Create(t, "tasks", testenv.M{"name": "Build", "project": p1}))
+	const day = "2026-04-06"
+	admin.Create(t, "time-entries", testenv.M{"project": p1, "task": task, "day": day, "duration": 3600, "sorting": 1})
+	member.Create(t, "time-entries", testenv.M{"project": p1, "task": task, "day": day, "duration": 1800, "sorting": 2})
+	admin.Array(t, http.MethodPost, "/v1/approval/bulk-approve", testenv.M{"action": "approve", "items": []testenv.M{{"project": p1, "day": day}}}, http.StatusOK)
+	category := testenv.ID(t, admin.Create(t, "tag-categories", testenv.M{"name": "Tech"}))
+	tag := testenv.ID(t, admin.Create(t, "tags", testenv.M{"name": "Go", "type": 1, "category": category}))
+	admin.Create(t, "skill-assignments", testenv.M{"user": member.UserID, "tag": tag, "proficiency": 4})
+	admin.Header = http.Header{"Change-Reason": {"renamed"}}
+	admin.Object(t, http.MethodPatch, fmt.Sprintf("/v1/projects/%d", p2), testenv.M{"name": "Beta 2"}, http.StatusOK)
+	admin.Header = nil
+	gone := testenv.ID(t, admin.Create(t, "projects", testenv.M{"name": "Gone"}))
+	admin.Object(t, http.MethodDelete, fmt.Sprintf("/v1/projects/%d", gone), nil, http.StatusOK)
+	for i, size := range sizes {
+		_, doc := admin.Document(t)
+		data := testenv.Data(uint64(i+1), size)
+		a.files[admin.UploadFile(t, "document", doc, testenv.Part{Filename: fmt.Sprintf("scan-%d.pdf", i), ContentType: "application/pdf", Data: data})] = data
+	}
+	c := admin.APIClient(t, "sync", admin.UserID, "read write")
+	a.clientID, _ = c["clientId"].(string)
+	a.clientSecret, _ = c["clientSecret"].(string)
+	hook := admin.Object(t, http.MethodPost, "/v1/webhooks", testenv.M{"url": "https://93.184.215.14/hook", "resources": []string{"projects"}}, http.StatusCreated)
+	admin.Object(t, http.MethodPatch, fmt.Sprintf("/v1/webhooks/%d", testenv.ID(t, hook)), testenv.M{"enabled": false}, http.StatusOK)
+	admin.Object(t, http.MethodPatch, "/v1/account/settings", testenv.M{"timerMode": "DURATION", "useWorktime": true}, http.StatusOK)
+	if err := srv.Service.DB.SetTenantStorage(context.Background(), slug, 5<<30); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// storedResources are the resources whose records are stored (not
+// derived from others'), with users.
+func storedResources() []string {
+	var names []string
+	for _, r := range resource.New().All() {
+		if r.Source == "" {
+			names = append(names, r.Name)
+		}
+	}
+	return names
+}
+
+// envOf is the environment of a command on srv's database and files.
+func envOf(srv *testenv.Server) map[string]string {
+	return map[string]string{"PLANWERK_DATABASE": srv.Config.Database, "PLANWERK_FILES": srv.Config.Files}
+}
+
+// exportSummary is the line tenant export prints.
+var exportSummary = regexp.MustCompile(`^exported tenant \S+ to \S+: tenant 1, tenant_settings \d+, users \d+, records \d+, uploads \d+, api_clients \d+, webhooks \d+, audit_log \d+, files \d+ \(\d+ bytes\); \d+ bytes\n$`)
+
+// exportTenant runs tenant export of slug on srv into a new file of dir.
+func exportTenant(t *testing.T, srv *testenv.Server, slug, dir string) string {
+	t.Helper()
+	out := filepath.Join(dir, slug+".tar.zst")
+	r := run(context.Background(), envOf(srv), "", "tenant", "export", "--slug", slug, "--out", out)
+	if r.err != nil || !exportSummary.MatchString(r.stdout) {
+		t.Fatalf("tenant export: %v\nstdout: %s\nstderr: %s", r.err, r.stdout, r.stderr)
+	}
+	return out
+}
+
+// TestTenantExportImport: a tenant exported from one engine while its
+// admin goes on writing, and imported into the other under a new slug,
+// is the snapshot it was: every record of every resource with its id,
+// timestamps and ETag, the users' passwords, the API client's secret, the
+// webhook's secret, the file's bytes, an audit log that verifies; its
+// change feed starts afresh and its new ids exceed the imported ones.
+func TestTenantExportImport(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ from, to string }{{"sqlite", "postgres"}, {"postgres", "sqlite"}} {
+		t.Run(c.from+" to "+c.to, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			src := testenv.Start(t, testenv.Backend{Name: c.from})
+			dst := testenv.Start(t, testenv.Backend{Name: c.to})
+			a := seedArchive(t, src, "acme", 300<<10)
+
+			// The admin writes on while the export runs.
+			stop, wrote := make(chan struct{}), make(chan struct{})
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					status, _, raw := a.admin.Send(t, http.MethodPost, "/v1/projects", testenv.M{"name": fmt.Sprint("w-", i)})
+					if status != http.StatusCreated {
+						t.Errorf("write beside the export: %d %s", status, raw)
+						return
+					}
+					if i == 0 {
+						close(wrote)
+					}
+				}
+			}()
+			<-wrote
+			file := exportTenant(t, src, "acme", t.TempDir())
+			close(stop)
+			wg.Wait()
+
+			r := run(ctx, envOf(dst), "", "tenant", "import", "--in", file, "--slug", "acme2")
+			if r.err != nil || !strings.HasPrefix(r.stdout, "imported tenant acme2 (id ") {
+				t.Fatalf("tenant import: %v\nstdout: %s\nstderr: %s", r.err, r.stdout, r.stderr)
+			}
+			moved := testenv.Tenant{Slug: "acme2", AdminEmail: a.tenant.AdminEmail, Password: a.tenant.Password}
+			admin := dst.SignIn(t, moved)
+			dst.Token(t, "acme2", a.memberEmail, memberPassword)
+			maxID := compareRecords(t, a.admin, admin)
+			checkSnapshot(t, admin)
+
+			if status, _, body := dst.Grant(t, "acme2", testenv.ClientForm(a.clientID, a.clientSecret)); status != http.StatusOK {
+				t.Errorf("the API client's secret after the import: %d %v", status, body)
+			}
+			if got, want := webhookSecrets(t, dst.Service.DB, "acme2"), webhookSecrets(t, src.Service.DB, "acme"); len(want) != 1 || !reflect.DeepEqual(got, want) {
+				t.Errorf("webhook secrets after the import: %v, want %v", got, want)
+			}
+			for id, data := range a.files {
+				if got := admin.Download(t, id); string(got) != string(data) {
+					t.Errorf("upload %d downloads %d bytes, not the %d uploaded", id, len(got), len(data))
+				}
+				maxID = max(maxID, id)
+			}
+			r = run(ctx, envOf(dst), "", "audit", "verify", "--tenant", "acme2")
+			if r.err != nil || !strings.Contains(r.stdout, "entries verified") {
+				t.Errorf("audit verify: %v %s %s", r.err, r.stdout, r.stderr)
+			}
+			tn, err := dst.Service.DB.TenantBySlug(ctx, "acme2")
+			if err != nil || tn.StorageBytes == nil || *tn.StorageBytes != 5<<30 || tn.Name != "acme" {
+				t.Errorf("imported tenant: %+v %v", tn, err)
+			}
+			if s := admin.Object(t, http.MethodGet, "/v1/account/settings", nil, http.StatusOK); s["useWorktime"] != true {
+				t.Errorf("settings after the import: %v", s)
+			}
+
+			// The feed starts afresh: the one change is the next write,
+			// whose id exceeds every imported one.
+			fresh := testenv.ID(t, admin.Create(t, "projects", testenv.M{"name": "after"}))
+			if fresh <= maxID {
+				t.Errorf("a record created after the import has id %d, not above the imported %d", fresh, maxID)
+			}
+			page := admin.Object(t, http.MethodGet, "/v1/changes?limit=100", nil, http.StatusOK)
+			if ch, _ := page["changes"].([]any); len(ch) != 1 || testenv.Num(ch[0].(map[string]any)["id"]) != fresh {
+				t.Errorf("the imported tenant's change feed: %v, want the one new project", page["changes"])
+			}
+		})
+	}
+}
+
+// compareRecords checks that every record of every stored resource the
+// imported tenant (to) has is its source's (from), with the same ETag,
+// and that the source's records it lacks are the writes made after the
+// snapshot; it returns the largest id of the imported records.
+func compareRecords(t *testing.T, from, to *testenv.Client) int64 {
+	t.Helper()
+	var maxID int64
+	for _, name := range storedResources() {
+		path := "/v1/" + name + "?limit=50000"
+		have := map[int64]testenv.M{}
+		for _, rec := range to.List(t, path) {
+			have[testenv.ID(t, rec)] = rec
+		}
+		for _, rec := range from.List(t, path) {
+			id := testenv.ID(t, rec)
+			got, ok := have[id]
+			if !ok {
+				if n, _ := rec["name"].(string); name != "projects" || !strings.HasPrefix(n, "w-") {
+					t.Errorf("%s %d is not in the imported tenant: %v", name, id, rec)
+				}
+				continue
+			}
+			delete(have, id)
+			maxID = max(maxID, id)
+			if !reflect.DeepEqual(got, rec) {
+				t.Errorf("%s %d: imported %v, was %v", name, id, got, rec)
+			}
+			one := fmt.Sprintf("/v1/%s/%d", name, id)
+			_, srcHdr, _ := from.Send(t, http.MethodGet, one, nil)
+			_, dstHdr, _ := to.Send(t, http.MethodGet, one, nil)
+			if srcHdr.Get("ETag") == "" || srcHdr.Get("ETag") != dstHdr.Get("ETag") {
+				t.Errorf("%s %d: ETag %q after the import, %q before", name, id, dstHdr.Get("ETag"), srcHdr.Get("ETag"))
+			}
+		}
+		for id, rec := range have {
+			t.Errorf("%s %d is in the imported tenant alone: %v", name, id, rec)
+		}
+	}
+	return maxID
+}
+
+// checkSnapshot checks that the imported tenant is one moment of its
+// source's: each project it has was created by an entry of its audit log,
+// and each project an entry created (and none deleted) is there.
+func checkSnapshot(t *testing.T, c *testenv.Client) {
+	t.Helper()
+	projects := map[int64]bool{}
+	for _, p := range c.List(t, "/v1/projects?limit=50000") {
+		projects[testenv.ID(t, p)] = true
+	}
+	status, _, raw := c.Send(t, http.MethodGet, "/v1/audit-log?resource=projects&limit=10000", nil)
+	if status != http.StatusOK {
+		t.Fatalf("audit log: %d %s", status, raw)
+	}
+	var page struct {
+		Entries []struct {
+			Record int64
+			Op     string
+		}
+	}
+	testenv.DecodeInto(t, raw, &page)
+	logged := map[int64]bool{}
+	for _, e := range page.Entries {
+		switch e.Op {
+		case "create":
+			logged[e.Record] = true
+		case "delete":
+			delete(logged, e.Record)
+		}
+	}
+	if !reflect.DeepEqual(logged, projects) {
+		t.Errorf("projects of the imported tenant %v, of its audit log %v: not one snapshot", projects, logged)
+	}
+}
+
+// webhookSecrets are the secrets of the tenant's webhooks, as stored.
+func webhookSecrets(t *testing.T, db *store.DB, slug string) []string {
+	t.Helper()
+	tn, err := db.TenantBySlug(context.Background(), slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.QueryContext(context.Background(), `SELECT secret FROM webhooks WHERE tenant_id = $1 ORDER BY id`, tn.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// storedFiles are the files of a folder store, but for those being
+// written.
+func storedFiles(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil || d.IsDir() || filestore.IsTemporary(path) {
+			return err
+		}
+		out = append(out, strings.TrimPrefix(path, root))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// orphans counts the rows of tenant tables whose tenant is gone, and the
+// states of tenants that are gone.
+func orphans(t *testing.T, db *store.DB) int {
+	t.Helper()
+	n := 0
+	for _, table := range []string{"tenant_settings", "users", "records", "uploads", "api_clients", "webhooks", "audit_log", "changes", "change_positions", "tenant_states"} {
+		var c int
+		if err := db.QueryRowContext(context.Background(), `SELECT count(*) FROM `+table+` WHERE tenant_id NOT IN (SELECT id FROM tenants)`).Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		n += c
+	}
+	return n
+}
+
+// jsonOf is v as JSON, for messages.
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// readFile reads a file that must be there.
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
