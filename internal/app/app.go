@@ -76,6 +76,8 @@ func commandList() []command {
 		{"tenant create", "--slug S --admin-email E [--admin-password P] [--name N] [flags]", "create a tenant and its first admin user", runTenantCreate},
 		{"tenant list", "[flags]", "list tenants with users and storage", runTenantList},
 		{"tenant set-storage", "--slug S --bytes N [flags]", "set a tenant's storage cap", runTenantSetStorage},
+		{"tenant export", "--slug S --out FILE [flags]", "write a tenant's data and files to an archive while the service runs", runTenantExport},
+		{"tenant import", "--in FILE [--slug NEW] [flags]", "create a tenant from an archive of tenant export, all or nothing", runTenantImport},
 		{"user reset-password", "--tenant S --email E [--password P] [flags]", "set a user's password and revoke their tokens", runUserResetPassword},
 		{"audit verify", "[--tenant S] [flags]", "check each tenant's audit log chain; exit 1 naming the first entry that fails", runAuditVerify},
 		{"backup", "--out FILE [flags]", "write a consistent copy of a SQLite database", runBackup},

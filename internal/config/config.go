@@ -191,10 +191,16 @@ func parseProxy(s string) (netip.Prefix, bool) {
 
 // Files is the file store and its uploads and downloads.
 func Files(c *Config, fs *flag.FlagSet) {
-	fs.StringVar(&c.Files, "files", c.Files, "file store: a folder, or s3://BUCKET?endpoint=HOST:PORT&region=R&secure=false&downloads=service|presigned")
+	FileStore(c, fs)
 	fs.StringVar(&c.PublicURL, "public-url", c.PublicURL, "base URL of signed download links (default: from the request)")
 	fs.StringVar(&c.URLSecret, "url-secret", c.URLSecret, "key signing download URLs (default: generated once and kept in the database)")
 	fs.Int64Var(&c.MaxUploadBytes, "max-upload-bytes", c.MaxUploadBytes, "per-upload size cap in bytes")
+}
+
+// FileStore is where files are kept, alone: for the commands that move
+// a tenant's files (tenant export and import) and serve none.
+func FileStore(c *Config, fs *flag.FlagSet) {
+	fs.StringVar(&c.Files, "files", c.Files, "file store: a folder, or s3://BUCKET?endpoint=HOST:PORT&region=R&secure=false&downloads=service|presigned")
 }
 
 // Quota is what a tenant may keep.

@@ -88,6 +88,18 @@ type dialect interface {
 	// file is the path of a database that is a file of this machine's;
 	// ok is false for a database on a server.
 	file() (path string, ok bool)
+	// beginSnapshot begins a read-only transaction on pool whose reads
+	// all see one moment, without a statement timeout (lifecycle.go).
+	beginSnapshot(ctx context.Context, pool *sql.DB) (*sql.Tx, error)
+	// idsHandedOut is the tenant's id counter where it has one of its
+	// own, else 0.
+	idsHandedOut(ctx context.Context, q Querier, tenantID int64) (int64, error)
+	// reserveIDs makes the ids the tenant draws from now on greater than
+	// through.
+	reserveIDs(ctx context.Context, q Querier, tenantID, through int64) error
+	// tenantLock takes the slug's lock without waiting (ErrConflict when
+	// another holds it) until the returned function is called.
+	tenantLock(ctx context.Context, pool *sql.DB, slug string) (func(), error)
 }
 
 // sqliteDialect is SQLite's, on the database file at path.

@@ -1,0 +1,531 @@
+package lifecycle
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"planwerk/internal/filestore"
+	"planwerk/internal/store"
+	"planwerk/internal/tenancy"
+)
+
+// ImportOptions name the imported tenant and where the manifest waits.
+type ImportOptions struct {
+	// Slug is the new tenant's ("": the archive's).
+	Slug string
+	// TempDir holds the manifest while the members are read ("": the
+	// system's temporary folder).
+	TempDir string
+}
+
+// Bounds of an import.
+const (
+	// maxLine is the longest row a table's member may hold.
+	maxLine = 64 << 20
+	// batchRows and batchBytes bound the rows of one transaction, so that
+	// the other tenants' writes wait for none for long.
+	batchRows  = 500
+	batchBytes = 4 << 20
+	// maxParams bounds the bound values of one statement, far below
+	// either engine's limit.
+	maxParams = 2000
+	// maxWindow is the largest zstd window the reader accepts (zstd's
+	// own levels up to 19 use 8 MiB).
+	maxWindow = 32 << 20
+	// eraseWithin bounds the erasure of a failed import that was stopped.
+	eraseWithin = 10 * time.Minute
+)
+
+// Import creates a tenant from the archive r reads, in db and files, all
+// or nothing: the tenant is made in state importing (unknown to the
+// service), its rows are added in short transactions of at most
+// batchRows rows, its files are stored under keys of its own, every
+// member is checked against its size and SHA-256 in the manifest as it
+// is read, and only when all are there and sound does it become active.
+// A failure erases what was written (eraseImport); a process that is
+// killed leaves the tenant importing, which the next import of its slug
+// erases first. A slug that is taken by a tenant in any other state is
+// refused before anything is written (store.ErrConflict).
+func Import(ctx context.Context, db Database, files filestore.Store, r io.Reader, opts ImportOptions) (sum Summary, err error) {
+	cr := &countingReader{r: r}
+	zr, err := zstd.NewReader(cr, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(maxWindow))
+	if err != nil {
+		return Summary{}, err
+	}
+	defer zr.Close()
+	im := &importer{db: db, files: files, tr: tar.NewReader(zr), sum: Summary{Rows: map[string]int64{}}}
+	mr, closeManifest, err := im.manifest(opts.TempDir)
+	if err != nil {
+		return Summary{}, err
+	}
+	defer closeManifest()
+	if !mr.Header.Secrets {
+		return Summary{}, fmt.Errorf("%w (it is a tenant's own export): only an operator's export can be imported", ErrNoSecrets)
+	}
+	im.slug = cmp.Or(opts.Slug, mr.Header.Tenant.Slug)
+	if !tenancy.ValidSlug(im.slug) {
+		return Summary{}, fmt.Errorf("slug %q: 2-63 characters of a-z, 0-9 and -", im.slug)
+	}
+	release, err := db.LockTenant(ctx, im.slug)
+	if err != nil {
+		return Summary{}, err
+	}
+	defer release()
+	if err := im.clearSlug(ctx); err != nil {
+		return Summary{}, err
+	}
+	defer func() {
+		if err != nil && im.tenantID != 0 {
+			// Erased also when ctx has ended (an interrupt): with a
+			// context of its own, bounded.
+			ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), eraseWithin)
+			defer cancel()
+			if eerr := eraseImport(ectx, db, files, im.tenantID); eerr != nil {
+				err = fmt.Errorf("%w; erasing what was imported failed too (%v): the tenant stays importing, unknown to the service, until the next import of %q erases it", err, eerr, im.slug)
+			}
+		}
+	}()
+	if err := im.members(ctx, mr, zr); err != nil {
+		return Summary{}, err
+	}
+	if err := im.activate(ctx); err != nil {
+		return Summary{}, err
+	}
+	im.sum.Slug, im.sum.TenantID, im.sum.Bytes = im.slug, im.tenantID, cr.n
+	return im.sum, nil
+}
+
+// importer is one import's state.
+type importer struct {
+	db       Database
+	files    filestore.Store
+	tr       *tar.Reader
+	slug     string
+	tenantID int64
+	// lastID is the archive's last_id, maxID the largest id of its rows.
+	lastID, maxID int64
+	// keyNonce makes the storage keys of this import's files its own.
+	keyNonce string
+	lastFile int64
+	sum      Summary
+}
+
+// manifest reads the archive's first member, which must be the manifest,
+// into a temporary file, and its header from there: the members are
+// then read from it one at a time, beside the archive's.
+func (im *importer) manifest(dir string) (*manifestReader, func(), error) {
+	hdr, err := im.tr.Next()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrNotArchive, err)
+	}
+	if hdr.Name != manifestName || hdr.Typeflag != tar.TypeReg {
+		return nil, nil, fmt.Errorf("%w: its first member is %q, not %s", ErrNotArchive, hdr.Name, manifestName)
+	}
+	f, err := os.CreateTemp(dir, ".planwerk-import-*")
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if _, err := io.Copy(f, im.tr); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("%w: manifest.json: %v", ErrDamaged, err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	mr, err := readManifest(bufio.NewReader(f))
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return mr, func() { f.Close() }, nil
+}
+
+// clearSlug makes sure the slug is free: a tenant of another import that
+// did not complete (importing) is erased; any other refuses the import.
+func (im *importer) clearSlug(ctx context.Context) error {
+	t, err := im.db.TenantBySlug(ctx, im.slug)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if t.State != store.TenantImporting {
+		return fmt.Errorf("tenant %q exists (%s): nothing imported: %w", im.slug, t.State, store.ErrConflict)
+	}
+	if err := eraseImport(ctx, im.db, im.files, t.ID); err != nil {
+		return fmt.Errorf("erase the import of %q that did not complete: %w", im.slug, err)
+	}
+	return nil
+}
+
+// members reads the members after the manifest, each beside its entry in
+// the manifest: the tables' in the catalog's order, then the files in the
+// order of their uploads, then the end of both.
+func (im *importer) members(ctx context.Context, mr *manifestReader, rest io.Reader) error {
+	order := append([]string{tenantTable.name}, tableNames()...)
+	for i := 0; ; i++ {
+		hdr, err := im.tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrDamaged, err)
+		}
+		m, ok, err := mr.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: member %q is not in the manifest", ErrDamaged, hdr.Name)
+		}
+		if hdr.Name != m.Name || hdr.Size != m.Size || hdr.Typeflag != tar.TypeReg {
+			return fmt.Errorf("%w: member %q of %d bytes where the manifest has %q of %d", ErrDamaged, hdr.Name, hdr.Size, m.Name, m.Size)
+		}
+		switch {
+		case i < len(order) && m.Name != memberName(order[i]):
+			return fmt.Errorf("%w: member %q where %q belongs", ErrDamaged, m.Name, memberName(order[i]))
+		case i == 0:
+			err = im.tenant(ctx, m)
+		case i < len(order):
+			t, _ := tableByName(order[i])
+			err = im.table(ctx, t, m)
+		default:
+			err = im.file(ctx, m)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if m, ok, err := mr.next(); err != nil || ok {
+		return cmp.Or(err, fmt.Errorf("%w: the archive ends before its member %q (truncated?)", ErrDamaged, m.Name))
+	}
+	if im.tenantID == 0 || im.sum.Files != im.sum.Rows["uploads"] {
+		return fmt.Errorf("%w: %d files for %d uploads", ErrDamaged, im.sum.Files, im.sum.Rows["uploads"])
+	}
+	// The rest of the stream, read to its end, so that zstd checks the
+	// whole of it.
+	if _, err := io.Copy(io.Discard, rest); err != nil {
+		return fmt.Errorf("%w: %v", ErrDamaged, err)
+	}
+	return nil
+}
+
+// checked is a member's bytes as they are read, hashed.
+type checked struct {
+	m Member
+	h hash.Hash
+	n int64
+}
+
+func (im *importer) open(m Member) (*checked, io.Reader) {
+	c := &checked{m: m, h: sha256.New()}
+	return c, io.TeeReader(im.tr, writerFunc(func(p []byte) (int, error) {
+		c.n += int64(len(p))
+		return c.h.Write(p)
+	}))
+}
+
+// verify checks what was read of the member against the manifest: its
+// size, SHA-256 and rows.
+func (c *checked) verify(rows int64) error {
+	if c.n != c.m.Size || hex.EncodeToString(c.h.Sum(nil)) != c.m.SHA256 {
+		return fmt.Errorf("%w: member %q does not have the size and SHA-256 the manifest gives", ErrDamaged, c.m.Name)
+	}
+	if c.m.Rows != nil && *c.m.Rows != rows {
+		return fmt.Errorf("%w: member %q has %d rows, the manifest says %d", ErrDamaged, c.m.Name, rows, *c.m.Rows)
+	}
+	return nil
+}
+
+type writerFunc func(p []byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// tenant reads the tenant's member, one row, checks it, and only then
+// creates the tenant, importing.
+func (im *importer) tenant(ctx context.Context, m Member) error {
+	c, r := im.open(m)
+	raw, err := io.ReadAll(io.LimitReader(r, maxLine))
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrDamaged, m.Name, err)
+	}
+	if err := c.verify(int64(bytes.Count(raw, []byte("\n")))); err != nil {
+		return err
+	}
+	vals, doc, err := parseRow(bytes.TrimSuffix(raw, []byte("\n")), tenantTable.columns, []string{tenantLastID}, new(int64))
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrDamaged, m.Name, err)
+	}
+	if im.lastID, err = strconv.ParseInt(string(doc[tenantLastID]), 10, 64); err != nil {
+		return fmt.Errorf("%w: %s: last_id: %v", ErrDamaged, m.Name, err)
+	}
+	vals[0] = im.slug
+	nonce := make([]byte, 8)
+	if _, err := rand.Read(nonce); err != nil {
+		return err
+	}
+	im.keyNonce = hex.EncodeToString(nonce)
+	err = im.db.Tx(ctx, func(q store.Querier) error {
+		if err := q.QueryRowContext(ctx, `INSERT INTO tenants (slug, name, storage_bytes, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5) RETURNING id`, vals...).Scan(&im.tenantID); err != nil {
+			return err
+		}
+		if err := im.db.PutTenantState(ctx, q, im.tenantID, store.TenantImporting); err != nil {
+			return err
+		}
+		// The change feed starts afresh, from a positions row of its own.
+		_, err := q.ExecContext(ctx, `INSERT INTO change_positions (tenant_id, last) VALUES ($1, 0)`, im.tenantID)
+		return err
+	})
+	if im.db.IsUniqueViolation(err) {
+		im.tenantID = 0
+		return fmt.Errorf("tenant %q exists: nothing imported: %w", im.slug, store.ErrConflict)
+	}
+	if err != nil {
+		im.tenantID = 0
+		return fmt.Errorf("create tenant %q: %w", im.slug, err)
+	}
+	im.sum.Rows[tenantTable.name] = 1
+	return nil
+}
+
+// table reads a table's member a line at a time and inserts its rows in
+// batches.
+func (im *importer) table(ctx context.Context, t table, m Member) error {
+	c, r := im.open(m)
+	br := bufio.NewReaderSize(r, 64<<10)
+	ins := newInserter(im, t)
+	var rows int64
+	for {
+		line, err := readLine(br)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrDamaged, m.Name, err)
+		}
+		rows++
+		vals, _, err := parseRow(line, t.columns, nil, &im.maxID)
+		if err != nil {
+			return fmt.Errorf("%w: %s: row %d: %v", ErrDamaged, m.Name, rows, err)
+		}
+		if err := ins.add(ctx, vals, len(line)); err != nil {
+			return err
+		}
+	}
+	if err := c.verify(rows); err != nil {
+		return err
+	}
+	if err := ins.flush(ctx); err != nil {
+		return err
+	}
+	im.sum.Rows[t.name] = rows
+	return nil
+}
+
+// readLine reads a line of at most maxLine bytes without its newline;
+// the last line must end with one.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if err == nil {
+		return line[:len(line)-1], nil
+	}
+	if errors.Is(err, io.EOF) {
+		if len(line) > 0 {
+			return nil, io.ErrUnexpectedEOF
+		}
+		return nil, io.EOF
+	}
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, err
+	}
+	long := append([]byte(nil), line...)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		if len(long) > maxLine {
+			return nil, fmt.Errorf("a row longer than %d bytes", maxLine)
+		}
+		line, err = br.ReadSlice('\n')
+		long = append(long, line...)
+	}
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return long[:len(long)-1], nil
+}
+
+// inserter gathers a table's rows into batches, each inserted in a
+// transaction of its own.
+type inserter struct {
+	im      *importer
+	t       table
+	columns []string
+	rows    [][]any
+	bytes   int
+}
+
+func newInserter(im *importer, t table) *inserter {
+	cols := []string{"tenant_id"}
+	for _, c := range t.columns {
+		cols = append(cols, c.name)
+	}
+	for _, f := range t.fixed {
+		cols = append(cols, f.name)
+	}
+	if t.name == "uploads" {
+		cols = append(cols, "storage_key")
+	}
+	return &inserter{im: im, t: t, columns: cols}
+}
+
+// add adds a row's values (of t.columns), inserting the batch when it is
+// full.
+func (ins *inserter) add(ctx context.Context, vals []any, size int) error {
+	row := make([]any, 0, len(ins.columns))
+	row = append(row, ins.im.tenantID)
+	row = append(row, vals...)
+	for _, f := range ins.t.fixed {
+		row = append(row, f.value)
+	}
+	if ins.t.name == "uploads" {
+		id, ok := vals[0].(int64)
+		if !ok {
+			return fmt.Errorf("%w: uploads: a row without id", ErrDamaged)
+		}
+		row = append(row, ins.im.fileKey(id))
+	}
+	ins.rows = append(ins.rows, row)
+	ins.bytes += size
+	if len(ins.rows) >= batchRows || ins.bytes >= batchBytes {
+		return ins.flush(ctx)
+	}
+	return nil
+}
+
+// flush inserts the rows gathered, in one transaction.
+func (ins *inserter) flush(ctx context.Context) error {
+	if len(ins.rows) == 0 {
+		return nil
+	}
+	per := max(1, maxParams/len(ins.columns))
+	err := ins.im.db.Tx(ctx, func(q store.Querier) error {
+		for start := 0; start < len(ins.rows); start += per {
+			chunk := ins.rows[start:min(start+per, len(ins.rows))]
+			query, args := insertStatement(ins.t.name, ins.columns, chunk)
+			if _, err := q.ExecContext(ctx, query, args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("import %s: %w", ins.t.name, err)
+	}
+	ins.rows, ins.bytes = ins.rows[:0], 0
+	return nil
+}
+
+// insertStatement is the INSERT of rows into the table's columns.
+func insertStatement(table string, columns []string, rows [][]any) (string, []any) {
+	var sb strings.Builder
+	sb.WriteString("INSERT INTO " + table + " (" + strings.Join(columns, ", ") + ") VALUES ")
+	args := make([]any, 0, len(rows)*len(columns))
+	for i, row := range rows {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteByte('(')
+		for j, v := range row {
+			if j > 0 {
+				sb.WriteString(", ")
+			}
+			args = append(args, v)
+			sb.WriteString("$" + strconv.Itoa(len(args)))
+		}
+		sb.WriteByte(')')
+	}
+	return sb.String(), args
+}
+
+// fileKey is where the import stores the file of an upload: a key of the
+// service's own form ("tTENANT/uID-…", which the sweep knows), unique to
+// this import.
+func (im *importer) fileKey(id int64) string {
+	return fmt.Sprintf("t%d/u%d-%s", im.tenantID, id, im.keyNonce)
+}
+
+// file stores a file's member under its upload's key, checking its size
+// and SHA-256 as it is copied: a file that differs is not stored.
+func (im *importer) file(ctx context.Context, m Member) error {
+	id, err := strconv.ParseInt(strings.TrimPrefix(m.Name, filesPrefix), 10, 64)
+	if err != nil || !strings.HasPrefix(m.Name, filesPrefix) || id <= im.lastFile {
+		return fmt.Errorf("%w: member %q out of place", ErrDamaged, m.Name)
+	}
+	im.lastFile = id
+	var size int64
+	err = im.db.Reader().QueryRowContext(ctx, `SELECT size FROM uploads WHERE tenant_id = $1 AND id = $2`, im.tenantID, id).Scan(&size)
+	if err != nil {
+		return fmt.Errorf("%w: member %q: no upload %d (%v)", ErrDamaged, m.Name, id, err)
+	}
+	if size != m.Size {
+		return fmt.Errorf("%w: member %q has %d bytes, its upload %d", ErrDamaged, m.Name, m.Size, size)
+	}
+	v := &verifier{r: im.tr, h: sha256.New(), size: m.Size, sum: m.SHA256, what: "member " + m.Name}
+	if _, err := im.files.Put(ctx, im.fileKey(id), v); err != nil {
+		if errors.Is(err, errMismatch) {
+			return fmt.Errorf("%w: %v", ErrDamaged, err)
+		}
+		return fmt.Errorf("store the file of upload %d: %w", id, err)
+	}
+	im.sum.Files++
+	im.sum.FileBytes += size
+	return nil
+}
+
+// activate makes the imported tenant's later ids exceed every id it
+// holds, then makes it active: from then on the service serves it.
+func (im *importer) activate(ctx context.Context) error {
+	if err := im.db.Tx(ctx, func(q store.Querier) error {
+		return im.db.ReserveIDs(ctx, q, im.tenantID, max(im.lastID, im.maxID))
+	}); err != nil {
+		return err
+	}
+	_, err := im.db.SetTenantState(ctx, im.slug, store.TenantActive, store.TenantImporting)
+	return err
+}
+
+// countingReader counts what it reads.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}

@@ -1,0 +1,174 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// More of the engine's surface, for moving a tenant between databases
+// (internal/lifecycle): a consistent read of everything a tenant has,
+// the ids it has drawn, and a lock that keeps two commands off one slug.
+
+// Snapshot runs fn in one read-only transaction on a reader connection:
+// every read of fn sees the database as it was at one moment, while the
+// writers go on. No statement timeout ends its reads, however long they
+// take. SQLite reads from a snapshot of its write-ahead log, which a
+// checkpoint does not move past while the transaction lasts; PostgreSQL
+// runs it REPEATABLE READ READ ONLY.
+func (db *DB) Snapshot(ctx context.Context, fn func(q Querier) error) error {
+	release, err := db.reads.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	tx, err := db.dialect.beginSnapshot(ctx, db.read.DB)
+	if err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	defer tx.Rollback()
+	return fn(tx)
+}
+
+// IDsHandedOut is the highest record id the tenant is known to have drawn
+// besides those its rows hold: on SQLite its counter, which also counts
+// the ids of records deleted since; 0 where one sequence serves every
+// tenant (PostgreSQL), whose ids a tenant's rows alone tell.
+func (db *DB) IDsHandedOut(ctx context.Context, q Querier, tenantID int64) (int64, error) {
+	return db.dialect.idsHandedOut(ctx, q, tenantID)
+}
+
+// ReserveIDs makes every id the tenant draws from now on greater than
+// through. On PostgreSQL the one sequence moves forward when it is
+// behind; it never moves back.
+func (db *DB) ReserveIDs(ctx context.Context, q Querier, tenantID, through int64) error {
+	if err := db.dialect.reserveIDs(ctx, q, tenantID, through); err != nil {
+		return fmt.Errorf("reserve ids through %d: %w", through, err)
+	}
+	return nil
+}
+
+// LockTenant keeps other processes from moving the tenant of slug (an
+// import, an erasure) until the returned function is called. It does not
+// wait: when another process holds the lock it returns ErrConflict. The
+// lock ends with the process that holds it, however it ends (SIGKILL
+// included): on SQLite an flock on a file in a folder beside the
+// database, on PostgreSQL a session advisory lock.
+func (db *DB) LockTenant(ctx context.Context, slug string) (func(), error) {
+	release, err := db.dialect.tenantLock(ctx, db.write, slug)
+	if errors.Is(err, ErrConflict) {
+		return nil, fmt.Errorf("tenant %q is being moved by another command: %w", slug, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock tenant %q: %w", slug, err)
+	}
+	return release, nil
+}
+
+// SQLite's reader begins a deferred transaction: its snapshot is taken at
+// its first read and kept to its end.
+func (sqliteDialect) beginSnapshot(ctx context.Context, pool *sql.DB) (*sql.Tx, error) {
+	return pool.BeginTx(ctx, nil)
+}
+
+func (postgresDialect) beginSnapshot(ctx context.Context, pool *sql.DB) (*sql.Tx, error) {
+	tx, err := pool.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, `SET LOCAL statement_timeout = 0`); err != nil {
+		_ = tx.Rollback()
+		return nil, err
+	}
+	return tx, nil
+}
+
+func (sqliteDialect) idsHandedOut(ctx context.Context, q Querier, tenantID int64) (int64, error) {
+	var last int64
+	err := q.QueryRowContext(ctx, `SELECT last_id FROM tenant_sequences WHERE tenant_id = $1`, tenantID).Scan(&last)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("ids handed out: %w", err)
+	}
+	return last, nil
+}
+
+func (postgresDialect) idsHandedOut(context.Context, Querier, int64) (int64, error) { return 0, nil }
+
+func (sqliteDialect) reserveIDs(ctx context.Context, q Querier, tenantID, through int64) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO tenant_sequences (tenant_id, last_id) VALUES ($1, $2)
+		ON CONFLICT (tenant_id) DO UPDATE SET last_id = max(tenant_sequences.last_id, excluded.last_id)`, tenantID, through)
+	return err
+}
+
+// The sequence serves every tenant, and setval is no transaction's: it
+// is set only when a value drawn now is below through, so that it never
+// goes back below the ids other writers hold.
+func (postgresDialect) reserveIDs(ctx context.Context, q Querier, _ int64, through int64) error {
+	_, err := q.ExecContext(ctx, `SELECT setval('record_ids', $1::bigint) FROM (SELECT nextval('record_ids') AS v) n WHERE n.v < $1::bigint`, through)
+	return err
+}
+
+// On SQLite, an flock on a file of the slug's in the folder
+// DATABASE.tenant-locks. The files stay: removing one while another
+// process opens it would let two processes lock different files.
+func (d sqliteDialect) tenantLock(_ context.Context, _ *sql.DB, slug string) (func(), error) {
+	dir := d.path + ".tenant-locks"
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, slug), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, ErrConflict
+		}
+		return nil, err
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// On PostgreSQL, a session advisory lock keyed by the schema and the
+// slug, held on a connection of its own.
+func (postgresDialect) tenantLock(ctx context.Context, pool *sql.DB, slug string) (func(), error) {
+	conn, err := pool.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	const key = `hashtextextended('planwerk-tenant:' || current_schema() || ':' || $1::text, 0)`
+	var got bool
+	if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(`+key+`)`, slug).Scan(&got); err != nil || !got {
+		conn.Close()
+		if err == nil {
+			err = ErrConflict
+		}
+		return nil, err
+	}
+	return func() {
+		if _, err := conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock(`+key+`)`, slug); err != nil {
+			// Never hand a session that may still hold the lock back to the pool.
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+		conn.Close()
+	}, nil
+}
+
+// PutTenantState stores the tenant's state in q, a transaction of the
+// caller's that creates the tenant in that state (an import's tenant,
+// importing until it is complete).
+func (db *DB) PutTenantState(ctx context.Context, q Querier, tenantID int64, state string) error {
+	return db.putTenantState(ctx, q, tenantID, state)
+}
