@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"io"
 	"net/http"
@@ -39,23 +40,31 @@ func TestAccountExport(t *testing.T) {
 		project := admin.Create(t, "projects", testenv.M{"name": "Exported project"})
 		_, doc := admin.Document(t)
 		bytesOfFile := testenv.Data(7, 100_000)
-		admin.UploadFile(t, "Document", doc, testenv.Part{Filename: "plan.pdf", Data: bytesOfFile})
+		admin.UploadFile(t, "document", doc, testenv.Part{Filename: "plan.pdf", Data: bytesOfFile})
 		client := admin.APIClient(t, "sync", tn.AdminID, "read")
 		hook := admin.Object(t, http.MethodPost, "/v1/webhooks", testenv.M{"url": "http://127.0.0.1:9/hook"}, http.StatusCreated)
-		var hashes []string
-		rows, err := srv.Service.DB.QueryContext(context.Background(), `SELECT password_hash FROM users WHERE tenant_id = $1`, tn.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var h string
-			if err := rows.Scan(&h); err != nil {
+		// The secrets as the database holds them, and as text in the
+		// encodings an archive might use.
+		var secrets []string
+		for _, q := range []string{`SELECT password_hash FROM users WHERE tenant_id = $1`, `SELECT secret_hash FROM api_clients WHERE tenant_id = $1`,
+			`SELECT secret FROM webhooks WHERE tenant_id = $1`} {
+			rows, err := srv.Service.DB.QueryContext(context.Background(), q, tn.ID)
+			if err != nil {
 				t.Fatal(err)
 			}
-			hashes = append(hashes, h)
+			for rows.Next() {
+				var v []byte
+				if err := rows.Scan(&v); err != nil {
+					t.Fatal(err)
+				}
+				secrets = append(secrets, string(v), hex.EncodeToString(v), base64.StdEncoding.EncodeToString(v), base64.RawURLEncoding.EncodeToString(v))
+			}
+			rows.Close()
 		}
-		rows.Close()
-		secrets := append(hashes, client["secret"].(string), hook["secret"].(string), tn.Password)
+		if len(secrets) < 12 {
+			t.Fatalf("found %d secrets' encodings, want those of 2 users, an API client and a webhook", len(secrets))
+		}
+		secrets = append(secrets, client["clientSecret"].(string), hook["secret"].(string), tn.Password)
 
 		member.Fail(t, http.MethodPost, "/v1/account/exports", nil, http.StatusForbidden, "forbidden")
 		started := admin.Object(t, http.MethodPost, "/v1/account/exports", nil, http.StatusAccepted)
