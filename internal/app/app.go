@@ -23,6 +23,7 @@ import (
 
 	"planwerk/internal/auth"
 	"planwerk/internal/config"
+	"planwerk/internal/exports"
 	"planwerk/internal/feed"
 	"planwerk/internal/files"
 	"planwerk/internal/filestore"
@@ -306,6 +307,8 @@ type Service struct {
 	Uploads  *files.Service
 	Feed     *feed.Service
 	Webhooks *webhooks.Service
+	// Exports makes the exports tenant admins ask for.
+	Exports *exports.Service
 	// Jobs is the service's background work (the table in jobs.go).
 	Jobs  *jobs.Registry
 	redis *redis.Client
@@ -428,11 +431,12 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 	svc.Webhooks = webhooks.New(t.webhooks, webhooks.Config{AllowPrivate: cfg.WebhookAllowPrivate, DisableAfter: cfg.WebhookDisableAfter,
 		RetryBase: cfg.WebhookRetryBase, RetryFor: cfg.WebhookRetryFor, Poll: cfg.WebhookPoll, Budget: cfg.WebhookBudget, Lookup: cfg.WebhookLookup,
 		Metrics: svc.Metrics}, feedResources(svc.Registry), log)
+	svc.Exports = exports.New(db, fs, svc.exportArchive, exports.Config{Secret: secret}, log)
 	svc.Handler = httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20, MaxUploadBytes: cfg.MaxUploadBytes, PublicURL: cfg.PublicURL,
 		BaseDomain: cfg.BaseDomain, RequestTimeout: cfg.RequestTimeout, WriteIdleTimeout: cfg.WriteIdleTimeout,
 		MetricsElsewhere: cfg.MetricsAddr != "", CORSOrigins: cfg.CORSOrigins, TrustedProxies: cfg.TrustedProxies},
 		httpapi.Deps{DB: db, Auth: svc.Auth, Users: t.users, Tenants: resolver, Registry: svc.Registry, Records: svc.Records,
-			Time: d.time, Skills: d.skills, Files: fileSvc, Store: fs, Feed: svc.Feed, Webhooks: svc.Webhooks,
+			Time: d.time, Skills: d.skills, Files: fileSvc, Store: fs, Feed: svc.Feed, Webhooks: svc.Webhooks, Exports: svc.Exports,
 			Idempotency: t.idempotency, Metrics: svc.Metrics, Log: log})
 	for _, g := range append(db.Shares(), svc.Hasher.Share(), svc.Records.Share(), svc.Handler.Share()) {
 		svc.Metrics.Watch(g)

@@ -13,6 +13,10 @@ import (
 // file left by a crash waits an hour longer; it takes no request's space.
 const housekeepingEvery = time.Hour
 
+// exportPurgeEvery is how often the exports whose day is up are removed,
+// with their archives.
+const exportPurgeEvery = 5 * time.Minute
+
 // stopJobsWithin bounds how long Close waits for the jobs to stop. The
 // dispatcher's deliveries in flight are cut at once; giving their leases
 // up takes at most a few seconds.
@@ -30,6 +34,12 @@ func (s *Service) jobs() []jobs.Job {
 			return sweepFiles(ctx, s, s.log)
 		}},
 		{Name: "webhook-dispatcher", Lifelong: true, Run: s.Webhooks.Run},
+		// One export at a time per instance, oldest first across tenants.
+		{Name: "account-exports", Lifelong: true, Run: s.Exports.Run},
+		{Name: "export-purge", Every: exportPurgeEvery, FirstDelay: exportPurgeEvery, Run: func(ctx context.Context) error {
+			_, err := s.Exports.Purge(ctx, time.Now())
+			return err
+		}},
 	}
 	// The audit log is kept for ever unless a retention is set: then its
 	// entries older than that go, tenant by tenant.

@@ -14,6 +14,7 @@ import (
 
 	"planwerk/internal/auth"
 	"planwerk/internal/errs"
+	"planwerk/internal/exports"
 	"planwerk/internal/feed"
 	"planwerk/internal/files"
 	"planwerk/internal/filestore"
@@ -79,6 +80,8 @@ type Deps struct {
 	Store    filestore.Store
 	Feed     *feed.Service
 	Webhooks *webhooks.Service
+	// Exports makes the tenants' data exports (nil: no such endpoints).
+	Exports *exports.Service
 	// Idempotency keeps the Idempotency-Keys of the requests that carry one.
 	Idempotency idempotency.Store
 	Metrics     *metrics.Metrics
@@ -100,6 +103,7 @@ type Server struct {
 	fstore  filestore.Store
 	feed    *feed.Service
 	hooks   *webhooks.Service
+	exports *exports.Service
 	keys    *idempotency.Service
 	metrics *metrics.Metrics
 	log     *slog.Logger
@@ -167,7 +171,7 @@ func New(cfg Config, d Deps) *Server {
 		cfg.TenantRequests = 64
 	}
 	s := &Server{cfg: cfg, db: d.DB, auth: d.Auth, users: d.Users, tenants: d.Tenants, reg: d.Registry, records: d.Records, skills: d.Skills,
-		time: d.Time, files: d.Files, fstore: d.Store, feed: d.Feed, hooks: d.Webhooks, metrics: d.Metrics, log: d.Log, mux: http.NewServeMux(),
+		time: d.Time, files: d.Files, fstore: d.Store, feed: d.Feed, hooks: d.Webhooks, exports: d.Exports, metrics: d.Metrics, log: d.Log, mux: http.NewServeMux(),
 		keys:   idempotency.New(d.Idempotency, idempotencyConfig(), d.Log),
 		routed: map[string]bool{}, requests: gate.New("requests", gate.Options{PerKey: cfg.TenantRequests, MaxQueue: 4 * cfg.TenantRequests})}
 	for _, r := range s.reg.All() {
@@ -210,6 +214,7 @@ func (s *Server) routes() {
 	s.data("GET /v1/changes", s.changes)
 	s.auditRoutes()
 	s.webhookRoutes()
+	s.exportRoutes()
 	s.docsRoutes()
 }
 
@@ -260,6 +265,8 @@ func (s *Server) permitOf(pattern string) permit {
 			return err
 		}
 		return p
+	case "POST /v1/account/exports":
+		return admins("only admins may export the tenant's data")
 	case "POST /v1/approval/bulk-approve":
 		return admins("only admins may approve project days")
 	case "POST /v1/skill-sets/{id}/apply":

@@ -319,6 +319,34 @@ var descriptions = map[string]opDesc{
 		Description: "The record of the user the token belongs to.",
 		OK:          okJSON(200, "The caller's User record.", schemaRef("User"))},
 
+	"POST /v1/account/exports": {ID: "startAccountExport", Tag: tagAccount, Summary: "Export the tenant's data",
+		Description: "Starts an export of everything the tenant holds (records, users, settings, files, API clients, " +
+			"webhooks, the audit log), without password hashes or secrets: a zstd-compressed tar archive, described " +
+			"in the service's documentation. It is made in the background; follow it with GET. One at a time per " +
+			"tenant. Admins only.",
+		OK:     okJSON(202, "The export, pending. `Location` names it.", schemaRef("AccountExport")),
+		Errors: []int{403, 409},
+		Refusals: map[int]string{
+			403: "The caller is not an admin (`forbidden`).",
+			409: "An export of the tenant is pending or running (`export_in_progress`).",
+		}},
+	"GET /v1/account/exports/{id}": {ID: "getAccountExport", Tag: tagAccount, Summary: "Read an export of the tenant's data",
+		Description: "The export's state; once `done`, with a signed link to its archive, valid 30 seconds. Sent with " +
+			"`Cache-Control: no-store`. The archive is kept 24 hours. Admins only.",
+		OK:     okJSON(200, "The export.", schemaRef("AccountExport")),
+		Errors: []int{403}},
+	"GET /v1/account/exports/{id}/archive": {ID: "downloadAccountExport", Tag: tagAccount, Summary: "Download an export's archive (signed URL)",
+		Description: "The target of an export's signed link: no tenant header, no token. An expired or altered " +
+			"signature → 403 `invalid_signature`; an archive no longer kept → 404. One byte range may be asked for " +
+			"(`Range`), as for files.",
+		Params: []Parameter{
+			{Name: "tenant", In: "query", Required: true, Description: "The tenant's id.", Schema: Schema{"type": "integer"}},
+			{Name: "expires", In: "query", Required: true, Description: "Expiry, Unix seconds.", Schema: Schema{"type": "integer"}},
+			{Name: "signature", In: "query", Required: true, Description: "The signature.", Schema: Schema{"type": "string"}},
+		},
+		OK:        okContent(200, "The archive.", "application/zstd", Schema{"type": "string", "format": "binary"}),
+		Responses: downloadResponses()},
+
 	"GET /v1/account/settings": {ID: "getSettings", Record: true, Tag: tagAccount, Summary: "Read the account settings",
 		OK: okJSON(200, "The settings (defaults when never changed).", schemaRef("Settings"))},
 	"PATCH /v1/account/settings": {ID: "updateSettings", Record: true, Tag: tagAccount, Summary: "Change the account settings",
@@ -560,6 +588,19 @@ func operationSchemas() map[string]Schema {
 				"nextAttemptAt": {"type": []string{"string", "null"}, "format": "date-time", "pattern": timestampPattern,
 					"description": "When the next attempt is due; null unless pending."},
 				"createdAt": {"type": "string", "format": "date-time", "pattern": timestampPattern, "description": "The first attempt."},
+			}},
+		"AccountExport": {"type": "object", "description": "An export of the tenant's data.",
+			"required": []string{"id", "status", "size", "sha256", "url", "expiresAt"},
+			"properties": map[string]Schema{
+				"id": {"type": "integer", "description": "The export's id."},
+				"status": {"type": "string", "enum": []string{"pending", "running", "done", "failed"},
+					"description": "`pending` until an instance makes it, `running` while it does, then `done` or `failed`."},
+				"size":   {"type": []string{"integer", "null"}, "description": "The archive's bytes, once done."},
+				"sha256": {"type": []string{"string", "null"}, "description": "The archive's SHA-256 (hex), once done."},
+				"url": {"type": []string{"string", "null"}, "format": "uri",
+					"description": "Once done: a signed link to the archive, valid 30 seconds (a fresh one on each GET)."},
+				"expiresAt": {"type": []string{"string", "null"}, "format": "date-time", "pattern": timestampPattern,
+					"description": "When the archive (and this export) is removed: 24 hours after it was made."},
 			}},
 		"WebhookMessage": {"type": "object", "description": "A webhook delivery's body (Standard Webhooks).",
 			"required": []string{"type", "timestamp", "data"},

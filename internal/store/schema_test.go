@@ -40,6 +40,7 @@ var sweepIndexes = map[string]bool{
 	"changes_at_all":              true,
 	"users_email_key":             true,
 	"webhooks_lease":              true,
+	"account_exports_queue":       true,
 }
 
 // schemaFunctions are the functions the schema may hold.
