@@ -24,11 +24,6 @@ func fresh(c *config.Config) {
 	c.FeedLook = 20 * time.Millisecond
 }
 
-// envOf is the environment of the operator's commands run against srv.
-func envOf(srv *testenv.Server) map[string]string {
-	return map[string]string{"PLANWERK_DATABASE": srv.Config.Database, "PLANWERK_FILES": srv.Config.Files}
-}
-
 // wantSuspended checks an answer is 403 tenant_suspended.
 func wantSuspended(t *testing.T, what string, status int, raw []byte) {
 	t.Helper()
