@@ -32,6 +32,7 @@ var fairnessCases = []fairnessCase{
 	{"long polls: one credential beside its tenant", pollsOfOneCredential},
 	{"long polls: an idle tenant's beside another's writes", idlePollsBesideWrites},
 	{"audit log: one credential's stalled reads beside its tenant and another", stalledAuditReads},
+	{"account exports: made oldest first across tenants, one at a time, beside requests", exportsInTurn},
 }
 
 // TestFairness runs every row on both databases.
@@ -282,6 +283,64 @@ func stalledAuditReads(t *testing.T, srv *testenv.Server) {
 		cancel()
 		if status != http.StatusOK {
 			t.Errorf("%s's audit log beside the stalled reads: %d %.200s", c.Slug, status, body)
+		}
+	}
+}
+
+// exportsInTurn: three tenants' exports, asked for in an order that is
+// neither that of the tenants' ids nor its reverse (and made visible at
+// once, in one transaction), are made one at a time in the order they
+// were asked for: a tenant's export waits for those asked for before it,
+// never for later ones, and each tenant has one pending at a time. A
+// fourth tenant's requests are answered meanwhile.
+func exportsInTurn(t *testing.T, srv *testenv.Server) {
+	var tenants []testenv.Tenant
+	for _, slug := range []string{"export-x", "export-y", "export-z"} {
+		tn := srv.CreateTenant(t, slug)
+		srv.SignIn(t, tn).Create(t, "projects", M{"name": slug})
+		tenants = append(tenants, tn)
+	}
+	order := []testenv.Tenant{tenants[1], tenants[2], tenants[0]}
+	db, ctx := srv.Service.DB, context.Background()
+	ids := map[int64]int64{}
+	asked := time.Now().Add(-time.Minute)
+	err := db.Tx(ctx, func(q store.Querier) error {
+		for i, tn := range order {
+			id, err := db.NewID(ctx, q, tn.ID)
+			if err != nil {
+				return err
+			}
+			ids[tn.ID] = id
+			if _, err := q.ExecContext(ctx, `INSERT INTO account_exports (tenant_id, id, status, created_by, created_at) VALUES ($1, $2, 'pending', $3, $4)`,
+				tn.ID, id, tn.AdminID, store.Timestamp(asked.Add(time.Duration(i)*time.Millisecond))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := srv.SignIn(t, srv.CreateTenant(t, "export-bystander"))
+	finished := map[int64]string{}
+	eventually(t, time.Minute, "the three exports are not all done", func() bool {
+		other.Create(t, "projects", M{"name": "meanwhile"})
+		for _, tn := range order {
+			var status string
+			var at *string
+			if err := db.QueryRowContext(ctx, `SELECT status, finished_at FROM account_exports WHERE tenant_id = $1 AND id = $2`, tn.ID, ids[tn.ID]).Scan(&status, &at); err != nil {
+				t.Fatal(err)
+			}
+			if status != "done" {
+				return false
+			}
+			finished[tn.ID] = *at
+		}
+		return true
+	})
+	for i := 1; i < len(order); i++ {
+		if finished[order[i-1].ID] > finished[order[i].ID] {
+			t.Errorf("%s's export, asked for earlier, finished at %s, after %s's at %s", order[i-1].Slug, finished[order[i-1].ID], order[i].Slug, finished[order[i].ID])
 		}
 	}
 }

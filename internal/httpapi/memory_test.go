@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -84,6 +85,7 @@ var memoryCases = []memoryCase{
 	{"audit log", seedAudit("application/json", "/v1/audit-log?resource=projects&limit=10000"), 16 << 20},
 	{"audit log as CSV", seedAudit("text/csv", "/v1/audit-log?resource=projects&limit=10000"), 16 << 20},
 	{"a record's history", seedAudit("application/json", "/v1/projects/424242/history"), 16 << 20},
+	{"an account export's archive", seedExport, 16 << 20},
 }
 
 // TestMemory: reading an endpoint's largest page of large records, once
@@ -230,6 +232,25 @@ func seedAudit(accept, path string) func(t *testing.T, srv *testenv.Server, tn t
 		}
 		return srv.SignIn(t, tn).With("Accept", accept), path, 40 << 20
 	}
+}
+
+// seedExport: an account export of a tenant with 24 files of 1 MiB that
+// do not compress (one per document), downloaded through its signed
+// link.
+func seedExport(t *testing.T, srv *testenv.Server, tn testenv.Tenant) (*testenv.Client, string, int64) {
+	admin := srv.SignIn(t, tn)
+	for i := range 24 {
+		_, doc := admin.Document(t)
+		admin.UploadFile(t, "document", doc, testenv.Part{Filename: fmt.Sprintf("f%d.bin", i), Data: testenv.Data(uint64(1000+i), 1<<20)})
+	}
+	e := admin.Object(t, http.MethodPost, "/v1/account/exports", nil, http.StatusAccepted)
+	e = waitExport(t, admin, fmt.Sprintf("/v1/account/exports/%d", testenv.ID(t, e)))
+	link, _ := e["url"].(string)
+	u, err := url.Parse(link)
+	if e["status"] != "done" || err != nil {
+		t.Fatalf("export %v: link %q: %v", e["status"], link, err)
+	}
+	return admin, u.RequestURI(), 24 << 20
 }
 
 // TestCompressedListMemory: a compressed list is compressed as it is
