@@ -40,6 +40,12 @@ func (s *Service) jobs() []jobs.Job {
 			_, err := s.Exports.Purge(ctx, time.Now())
 			return err
 		}},
+		// Archives no export names, left by an instance that stopped
+		// between writing one and recording it.
+		{Name: "export-sweep", Every: housekeepingEvery, FirstDelay: housekeepingEvery, Run: func(ctx context.Context) error {
+			_, err := s.Exports.Sweep(ctx, time.Now().Add(-housekeepingEvery))
+			return err
+		}},
 	}
 	// The audit log is kept for ever unless a retention is set: then its
 	// entries older than that go, tenant by tenant.

@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"planwerk/internal/auth"
@@ -408,6 +409,75 @@ func (s *Service) Purge(ctx context.Context, now time.Time) (int, error) {
 		}
 		if len(batch) < 100 {
 			return removed, nil
+		}
+	}
+}
+
+// Sweep removes the archives no export names (an instance stopped after
+// writing one and before recording it), when last written before cutoff,
+// and returns how many it removed. Only keys of the exports' own form
+// are touched.
+func (s *Service) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
+	removed := 0
+	err := s.fs.Walk(ctx, func(key string, modTime time.Time) error {
+		var tenantID int64
+		if !modTime.Before(cutoff) || !strings.HasPrefix(key, "exports/t") {
+			return nil
+		}
+		if _, err := fmt.Sscanf(key, "exports/t%d/", &tenantID); err != nil {
+			return nil
+		}
+		var n int
+		err := s.db.Reader().QueryRowContext(ctx, `SELECT count(*) FROM account_exports WHERE tenant_id = $1 AND storage_key = $2`, tenantID, key).Scan(&n)
+		if err != nil || n > 0 {
+			return err
+		}
+		if err := s.fs.Delete(ctx, key); err != nil {
+			return err
+		}
+		removed++
+		return nil
+	})
+	return removed, err
+}
+
+// EraseTenant removes every archive of the tenant's exports and the
+// exports themselves: part of erasing the tenant.
+func (s *Service) EraseTenant(ctx context.Context, tenantID int64) error {
+	for {
+		rows, err := s.db.Reader().QueryContext(ctx, `SELECT id, storage_key FROM account_exports WHERE tenant_id = $1 ORDER BY id LIMIT 100`, tenantID)
+		if err != nil {
+			return fmt.Errorf("erase exports: %w", err)
+		}
+		type export struct {
+			id  int64
+			key sql.NullString
+		}
+		var batch []export
+		for rows.Next() {
+			var e export
+			if err := rows.Scan(&e.id, &e.key); err != nil {
+				rows.Close()
+				return fmt.Errorf("erase exports: %w", err)
+			}
+			batch = append(batch, e)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("erase exports: %w", err)
+		}
+		if len(batch) == 0 {
+			return nil
+		}
+		for _, e := range batch {
+			if e.key.Valid {
+				if err := s.fs.Delete(ctx, e.key.String); err != nil {
+					return err
+				}
+			}
+			if _, err := s.db.ExecOne(ctx, "erase export", `DELETE FROM account_exports WHERE tenant_id = $1 AND id = $2`, tenantID, e.id); err != nil {
+				return err
+			}
 		}
 	}
 }

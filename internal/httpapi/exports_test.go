@@ -14,6 +14,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -119,6 +120,28 @@ func TestAccountExport(t *testing.T) {
 		tampered := strings.Replace(e["url"].(string), "signature=", "signature=x", 1)
 		if status, _, _ := testenv.Fetch(t, http.MethodGet, tampered); status != http.StatusForbidden {
 			t.Errorf("tampered link: %d, want 403", status)
+		}
+
+		// An archive no export names (its instance stopped before recording
+		// it) is swept once it is old; the export's own stays, and so does a
+		// file of another form.
+		ctx := context.Background()
+		orphan := fmt.Sprintf("exports/t%d/999999-0000.tar.zst", tn.ID)
+		for _, key := range []string{orphan, "exports/notes.txt"} {
+			if _, err := srv.Service.Files.Put(ctx, key, strings.NewReader("left")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n, err := srv.Service.Exports.Sweep(ctx, time.Now().Add(time.Hour)); err != nil || n != 1 {
+			t.Errorf("sweep: %d removed, %v; want the orphan alone", n, err)
+		}
+		if status, _, _ := testenv.Fetch(t, http.MethodGet, e["url"].(string)); status != http.StatusOK {
+			t.Errorf("the export's archive after the sweep: %d", status)
+		}
+		if rc, _, err := srv.Service.Files.Open(ctx, "exports/notes.txt"); err != nil {
+			t.Errorf("the sweep touched a file of another form: %v", err)
+		} else {
+			rc.Close()
 		}
 
 		// After a day the export and its archive are gone.
