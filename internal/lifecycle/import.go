@@ -69,12 +69,16 @@ func Import(ctx context.Context, db Database, files filestore.Store, r io.Reader
 		return Summary{}, err
 	}
 	defer zr.Close()
-	im := &importer{db: db, files: files, tr: tar.NewReader(zr), sum: Summary{Rows: map[string]int64{}}}
+	src := &archiveReader{r: zr}
+	im := &importer{db: db, files: files, tr: tar.NewReader(src), sum: Summary{Rows: map[string]int64{}}}
 	mr, closeManifest, err := im.manifest(opts.TempDir)
 	if err != nil {
 		return Summary{}, err
 	}
 	defer closeManifest()
+	// From here on the input is an archive: what cannot be read of it is
+	// damage.
+	src.archive = true
 	if !mr.Header.Secrets {
 		return Summary{}, fmt.Errorf("%w (it is a tenant's own export): only an operator's export can be imported", ErrNoSecrets)
 	}
@@ -101,7 +105,7 @@ func Import(ctx context.Context, db Database, files filestore.Store, r io.Reader
 			}
 		}
 	}()
-	if err := im.members(ctx, mr, zr); err != nil {
+	if err := im.members(ctx, mr, src); err != nil {
 		return Summary{}, err
 	}
 	if err := im.activate(ctx); err != nil {
@@ -496,8 +500,13 @@ func (im *importer) file(ctx context.Context, m Member) error {
 	}
 	v := &verifier{r: im.tr, h: sha256.New(), size: m.Size, sum: m.SHA256, what: "member " + m.Name}
 	if _, err := im.files.Put(ctx, im.fileKey(id), v); err != nil {
-		if errors.Is(err, errMismatch) {
+		switch {
+		case errors.Is(err, ErrDamaged):
+			return err
+		case errors.Is(err, errMismatch):
 			return fmt.Errorf("%w: %v", ErrDamaged, err)
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return fmt.Errorf("%w: %s: %v", ErrDamaged, m.Name, err)
 		}
 		return fmt.Errorf("store the file of upload %d: %w", id, err)
 	}
@@ -527,5 +536,21 @@ type countingReader struct {
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
+	return n, err
+}
+
+// archiveReader reads the archive's decompressed stream; once it is known
+// to be an archive, an error reading it (a truncated or corrupted
+// stream) is ErrDamaged.
+type archiveReader struct {
+	r       io.Reader
+	archive bool
+}
+
+func (a *archiveReader) Read(p []byte) (int, error) {
+	n, err := a.r.Read(p)
+	if err != nil && a.archive && !errors.Is(err, io.EOF) && !errors.Is(err, ErrDamaged) {
+		err = fmt.Errorf("%w: %v", ErrDamaged, err)
+	}
 	return n, err
 }
