@@ -20,6 +20,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"planwerk/internal/app"
 	"planwerk/internal/filestore"
 	"planwerk/internal/lifecycle"
 	"planwerk/internal/resource"
@@ -496,4 +497,45 @@ func listTenants(t *testing.T, db *store.DB) []store.TenantSummary {
 		t.Fatal(err)
 	}
 	return all
+}
+
+// TestTenantArchiveCommandLine: what tenant export and import refuse
+// before they touch anything: missing flags and a bad slug (usage), an
+// unknown tenant, an archive file that exists, one that does not.
+func TestTenantArchiveCommandLine(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		ctx := context.Background()
+		srv := testenv.Start(t, b)
+		srv.CreateTenant(t, "acme")
+		dir := t.TempDir()
+		taken := filepath.Join(dir, "taken.tar.zst")
+		if err := os.WriteFile(taken, []byte("kept"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			args  []string
+			usage bool
+			want  string
+		}{
+			{[]string{"tenant", "export", "--slug", "acme"}, true, "give --slug and --out FILE"},
+			{[]string{"tenant", "export", "--out", filepath.Join(dir, "x")}, true, "give --slug and --out FILE"},
+			{[]string{"tenant", "export", "--slug", "nobody", "--out", filepath.Join(dir, "nobody.tar.zst")}, false, `no tenant "nobody"`},
+			{[]string{"tenant", "export", "--slug", "acme", "--out", taken}, false, "exists: nothing written"},
+			{[]string{"tenant", "import"}, true, "give --in FILE"},
+			{[]string{"tenant", "import", "--in", taken, "--slug", "Not A Slug"}, true, "--slug must be"},
+			{[]string{"tenant", "import", "--in", filepath.Join(dir, "missing")}, false, "no such file"},
+		} {
+			r := run(ctx, envOf(srv), "", c.args...)
+			if r.err == nil || errors.Is(r.err, app.ErrUsage) != c.usage || !strings.Contains(r.err.Error()+r.stderr, c.want) {
+				t.Errorf("%q: %v (usage %v)\nstderr: %s\nwant an error saying %q", c.args, r.err, c.usage, r.stderr, c.want)
+			}
+		}
+		if got := string(readFile(t, taken)); got != "kept" {
+			t.Errorf("an export overwrote %s", taken)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+			t.Errorf("files left in the folder of the archives: %v", entries)
+		}
+	})
 }
