@@ -41,7 +41,7 @@ const (
 	// batchRows and batchBytes bound the rows of one transaction, so that
 	// the other tenants' writes wait for none for long.
 	batchRows  = 500
-	batchBytes = 4 << 20
+	batchBytes = 1 << 20
 	// maxParams bounds the bound values of one statement, far below
 	// either engine's limit.
 	maxParams = 2000
