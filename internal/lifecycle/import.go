@@ -439,7 +439,7 @@ func (ins *inserter) flush(ctx context.Context) error {
 	err := ins.im.db.Tx(ctx, func(q store.Querier) error {
 		for start := 0; start < len(ins.rows); start += per {
 			chunk := ins.rows[start:min(start+per, len(ins.rows))]
-			query, args := insertStatement(ins.t.name, ins.columns, chunk)
+			query, args := insertStatement(ins.im.db.Placeholder, ins.t.name, ins.columns, chunk)
 			if _, err := q.ExecContext(ctx, query, args...); err != nil {
 				return err
 			}
@@ -454,7 +454,7 @@ func (ins *inserter) flush(ctx context.Context) error {
 }
 
 // insertStatement is the INSERT of rows into the table's columns.
-func insertStatement(table string, columns []string, rows [][]any) (string, []any) {
+func insertStatement(placeholder func(n int) string, table string, columns []string, rows [][]any) (string, []any) {
 	var sb strings.Builder
 	sb.WriteString("INSERT INTO " + table + " (" + strings.Join(columns, ", ") + ") VALUES ")
 	args := make([]any, 0, len(rows)*len(columns))
@@ -468,7 +468,7 @@ func insertStatement(table string, columns []string, rows [][]any) (string, []an
 				sb.WriteString(", ")
 			}
 			args = append(args, v)
-			sb.WriteString("$" + strconv.Itoa(len(args)))
+			sb.WriteString(placeholder(len(args)))
 		}
 		sb.WriteByte(')')
 	}

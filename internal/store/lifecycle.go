@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -72,6 +73,18 @@ func (db *DB) LockTenant(ctx context.Context, slug string) (func(), error) {
 	}
 	return release, nil
 }
+
+// Placeholder is the marker of the n-th value (from 1) of a statement
+// that binds its values in order, such as a multi-row INSERT.
+func (db *DB) Placeholder(n int) string { return db.dialect.placeholder(n) }
+
+// SQLite binds anonymous parameters by position: for a numbered one the
+// driver asks SQLite its name, which SQLite finds by a walk through all
+// the names before it, so that binding many values took longer than
+// running the statement.
+func (sqliteDialect) placeholder(int) string { return "?" }
+
+func (postgresDialect) placeholder(n int) string { return "$" + strconv.Itoa(n) }
 
 // SQLite's reader begins a deferred transaction: its snapshot is taken at
 // its first read and kept to its end.
