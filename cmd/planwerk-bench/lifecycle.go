@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
-	"syscall"
 	"time"
 
 	"planwerk/internal/app"
@@ -160,7 +159,7 @@ func seedLifecycle(ctx context.Context, dsn, folder string, n int, fileBytes int
 		_, err := insertDocs(ctx, db, tn.ID, "time-entries", min(lifecyclePerTx, n-done), func(i int) map[string]any {
 			k := done + i
 			return map[string]any{"trackingType": "WORK", "project": projects[k%len(projects)], "user": admin.ID,
-				"day": time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, k%365).Format(time.DateOnly),
+				"day":      time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, k%365).Format(time.DateOnly),
 				"duration": 900 * (1 + k%16), "sorting": 1 + k%8, "notes": fmt.Sprintf("entry %d: worked on the thing, reviewed, wrote it down", k)}
 		})
 		if err != nil {
@@ -221,6 +220,7 @@ func seedFiles(ctx context.Context, db *store.DB, tenantID int64, folder string,
 var (
 	stepRows    = regexp.MustCompile(`\b([a-z_]+) (\d+)`)
 	stepArchive = regexp.MustCompile(`; (\d+) bytes\n$`)
+	stepRSS     = regexp.MustCompile(`peak resident memory: (\d+) kB`)
 )
 
 // runStep runs planwerk with args as a process of its own (this program
@@ -236,8 +236,10 @@ func runStep(ctx context.Context, name string, args []string) (lifecycleStep, er
 		return step, fmt.Errorf("%s: %v\n%s", name, err, stderr.String())
 	}
 	step.took = time.Since(start)
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		step.peakRSS = ru.Maxrss
+	// The process reports its own peak: the rusage of a child counts the
+	// memory of the parent it was started from too.
+	if m := stepRSS.FindStringSubmatch(stderr.String()); m != nil {
+		step.peakRSS, _ = strconv.ParseInt(m[1], 10, 64)
 	}
 	out := stdout.String()
 	for _, m := range stepRows.FindAllStringSubmatch(out, -1) {
@@ -258,10 +260,11 @@ func runStep(ctx context.Context, name string, args []string) (lifecycleStep, er
 	return step, nil
 }
 
-// runPlanwerk runs the planwerk command of args and exits as planwerk
-// does.
+// runPlanwerk runs the planwerk command of args, reports its peak
+// resident memory on standard error, and exits as planwerk does.
 func runPlanwerk(ctx context.Context, args []string) {
 	err := app.Run(ctx, args, app.IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv})
+	fmt.Fprintf(os.Stderr, "planwerk-bench: peak resident memory: %s\n", peakRSS())
 	switch {
 	case err == nil:
 	case errors.Is(err, app.ErrUsage):

@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -336,12 +335,6 @@ func orphans(t *testing.T, db *store.DB) int {
 		n += c
 	}
 	return n
-}
-
-// jsonOf is v as JSON, for messages.
-func jsonOf(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 // readFile reads a file that must be there.
