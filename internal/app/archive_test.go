@@ -20,6 +20,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"planwerk/internal/app"
+	"planwerk/internal/config"
 	"planwerk/internal/filestore"
 	"planwerk/internal/lifecycle"
 	"planwerk/internal/resource"
@@ -118,14 +119,21 @@ func exportTenant(t *testing.T, srv *testenv.Server, slug, dir string) string {
 // timestamps and ETag, the users' passwords, the API client's secret, the
 // webhook's secret, the file's bytes, an audit log that verifies; its
 // change feed starts afresh and its new ids exceed the imported ones.
+// Files move from a folder to S3 and from S3 to a folder.
 func TestTenantExportImport(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct{ from, to string }{{"sqlite", "postgres"}, {"postgres", "sqlite"}} {
+	for _, c := range []struct{ from, to, fromFiles, toFiles string }{
+		{"sqlite", "postgres", "folder", "s3"},
+		{"postgres", "sqlite", "s3", "folder"},
+	} {
 		t.Run(c.from+" to "+c.to, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			src := testenv.Start(t, testenv.Backend{Name: c.from})
-			dst := testenv.Start(t, testenv.Backend{Name: c.to})
+			files := func(name string) func(*config.Config) {
+				return func(cfg *config.Config) { cfg.Files = testenv.Files(t, testenv.FileBackend{Name: name}) }
+			}
+			src := testenv.Start(t, testenv.Backend{Name: c.from}, files(c.fromFiles))
+			dst := testenv.Start(t, testenv.Backend{Name: c.to}, files(c.toFiles))
 			a := seedArchive(t, src, "acme", 300<<10)
 
 			// The admin writes on while the export runs.
