@@ -27,6 +27,12 @@
 // times planwerk audit verify over them (entries per second, peak heap
 // growth), a purge of the older half, and verify again.
 //
+// "lifecycle" seeds a tenant of --records records (default 100,000) and
+// --file-bytes of files (default 1 GiB) into a fresh SQLite database and
+// moves it with planwerk tenant export and import, each a process of its
+// own: to PostgreSQL and back to SQLite, printing each step's time,
+// records/s, MB/s of archive and peak resident memory.
+//
 // "lists" seeds ProjectDay records into a fresh SQLite file and a fresh
 // PostgreSQL schema and measures, over HTTP against the real handler: the
 // full list at limit=50000 (time, bytes, peak heap growth), a where range
@@ -70,18 +76,25 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if len(os.Args) > 1 && os.Args[1] == "planwerk" {
+		// planwerk itself, for the steps of "lifecycle" to run as
+		// processes of their own.
+		runPlanwerk(ctx, os.Args[2:])
+		return
+	}
 	switch {
 	case len(os.Args) < 2:
-	case os.Args[1] == "lists", os.Args[1] == "entries", os.Args[1] == "files", os.Args[1] == "load", os.Args[1] == "noisy", os.Args[1] == "safe", os.Args[1] == "webhooks", os.Args[1] == "writes", os.Args[1] == "tenants", os.Args[1] == "citus", os.Args[1] == "polls", os.Args[1] == "audit":
+	case os.Args[1] == "lists", os.Args[1] == "entries", os.Args[1] == "files", os.Args[1] == "load", os.Args[1] == "noisy", os.Args[1] == "safe", os.Args[1] == "webhooks", os.Args[1] == "writes", os.Args[1] == "tenants", os.Args[1] == "citus", os.Args[1] == "polls", os.Args[1] == "audit", os.Args[1] == "lifecycle":
 	default:
 		os.Args = os.Args[:1]
 	}
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe|webhooks|writes|tenants|citus|polls|audit [--records N] [--entries N] [--postgres URL] [--citus URL] [--add-worker HOST:PORT] [--duration D] [--big BYTES] [--clients N] [--requests N] [--tenants N] [--per-tenant N] [--keep] [--cpuprofile FILE]")
+		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe|webhooks|writes|tenants|citus|polls|audit|lifecycle [--records N] [--file-bytes N] [--entries N] [--postgres URL] [--citus URL] [--add-worker HOST:PORT] [--duration D] [--big BYTES] [--clients N] [--requests N] [--tenants N] [--per-tenant N] [--keep] [--cpuprofile FILE]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
-	records := fs.Int("records", 50000, "ProjectDay records to seed (lists)")
+	records := fs.Int("records", 50000, "ProjectDay records to seed (lists; lifecycle: records of the tenant, default 100000)")
+	fileBytes := fs.Int64("file-bytes", 1<<30, "bytes of the tenant's files (lifecycle)")
 	entries := fs.Int("entries", 1000000, "audit entries of the one tenant (audit)")
 	pg := fs.String("postgres", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable", "PostgreSQL server (empty: SQLite only)")
 	duration := fs.Duration("duration", 5*time.Second, "how long to drive each load")
@@ -91,7 +104,7 @@ func main() {
 	changes := fs.Int("changes", 2000, "changes to deliver to each webhook (webhooks)")
 	tenants := fs.Int("tenants", 10000, "tenants of the crowded database (tenants)")
 	perTenant := fs.Int("per-tenant", 200, "records of each tenant (tenants)")
-	keep := fs.Bool("keep", false, "keep the seeded databases and name them (tenants, audit)")
+	keep := fs.Bool("keep", false, "keep the seeded databases and name them (tenants, audit, lifecycle)")
 	citus := fs.String("citus", "", "coordinator of a Citus cluster (citus)")
 	addWorker := fs.String("add-worker", "", "host:port of a Citus node to add and rebalance onto under load, then drain and remove (citus)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (lists: of the list and the single GETs, to files with this prefix)")
@@ -134,6 +147,14 @@ func main() {
 		err = runPolls(ctx, *pg, *duration)
 	case "audit":
 		err = runAudit(ctx, *pg, *entries, *keep)
+	case "lifecycle":
+		n := 100000
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "records" {
+				n = *records
+			}
+		})
+		err = runLifecycle(ctx, *pg, n, *fileBytes, *keep)
 	default:
 		err = runFiles(ctx, *big)
 	}

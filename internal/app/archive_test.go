@@ -1,10 +1,12 @@
 package app_test
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -15,7 +17,12 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
+
+	"planwerk/internal/app"
+	"planwerk/internal/config"
 	"planwerk/internal/filestore"
+	"planwerk/internal/lifecycle"
 	"planwerk/internal/resource"
 	"planwerk/internal/store"
 	"planwerk/internal/testenv"
@@ -112,14 +119,21 @@ func exportTenant(t *testing.T, srv *testenv.Server, slug, dir string) string {
 // timestamps and ETag, the users' passwords, the API client's secret, the
 // webhook's secret, the file's bytes, an audit log that verifies; its
 // change feed starts afresh and its new ids exceed the imported ones.
+// Files move from a folder to S3 and from S3 to a folder.
 func TestTenantExportImport(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct{ from, to string }{{"sqlite", "postgres"}, {"postgres", "sqlite"}} {
+	for _, c := range []struct{ from, to, fromFiles, toFiles string }{
+		{"sqlite", "postgres", "folder", "s3"},
+		{"postgres", "sqlite", "s3", "folder"},
+	} {
 		t.Run(c.from+" to "+c.to, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			src := testenv.Start(t, testenv.Backend{Name: c.from})
-			dst := testenv.Start(t, testenv.Backend{Name: c.to})
+			files := func(name string) func(*config.Config) {
+				return func(cfg *config.Config) { cfg.Files = testenv.Files(t, testenv.FileBackend{Name: name}) }
+			}
+			src := testenv.Start(t, testenv.Backend{Name: c.from}, files(c.fromFiles))
+			dst := testenv.Start(t, testenv.Backend{Name: c.to}, files(c.toFiles))
 			a := seedArchive(t, src, "acme", 300<<10)
 
 			// The admin writes on while the export runs.
@@ -331,12 +345,6 @@ func orphans(t *testing.T, db *store.DB) int {
 	return n
 }
 
-// jsonOf is v as JSON, for messages.
-func jsonOf(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
 // readFile reads a file that must be there.
 func readFile(t *testing.T, path string) []byte {
 	t.Helper()
@@ -345,4 +353,190 @@ func readFile(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// rewriteArchive decompresses an archive, passes each member's bytes
+// through fn and compresses the result again: an archive whose members
+// were changed after it was written.
+func rewriteArchive(t *testing.T, archive []byte, fn func(name string, data []byte) []byte) []byte {
+	t.Helper()
+	zr, err := zstd.NewReader(bytes.NewReader(archive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	tr := tar.NewReader(zr)
+	var out bytes.Buffer
+	zw, err := zstd.NewWriter(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw := tar.NewWriter(zw)
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = fn(hdr.Name, data)
+		hdr.Size = int64(len(data))
+		if err := tw.WriteHeader(hdr); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// TestTenantImportRefusals: an import of a slug that is taken, of a
+// truncated archive, of one with a byte flipped (compressed, or in a
+// file whose SHA-256 then differs), of a newer format, of a file that is
+// no archive, or of a tenant's own export (no secrets) fails, and leaves
+// no row and no file of the tenant behind, in any state; the sound
+// archive imports after all of them.
+func TestTenantImportRefusals(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		ctx := context.Background()
+		src := testenv.Start(t, b)
+		seedArchive(t, src, "acme", 512<<10, 512<<10)
+		dir := t.TempDir()
+		good := readFile(t, exportTenant(t, src, "acme", dir))
+		var own bytes.Buffer
+		if _, err := lifecycle.Export(ctx, src.Service.DB, src.Service.Files, "acme", &own, lifecycle.ExportOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		flipped := bytes.Clone(good)
+		flipped[len(flipped)/2] ^= 0x40
+		lastFile := ""
+		rewriteArchive(t, good, func(name string, data []byte) []byte {
+			if strings.HasPrefix(name, "files/") {
+				lastFile = name
+			}
+			return data
+		})
+
+		dst := testenv.Start(t, b)
+		dst.CreateTenant(t, "taken")
+		files, tenants := storedFiles(t, dst.Config.Files), len(listTenants(t, dst.Service.DB))
+		for _, c := range []struct {
+			name    string
+			archive []byte
+			slug    string
+			want    string
+		}{
+			{"slug taken", good, "taken", `tenant "taken" exists`},
+			{"truncated", good[:len(good)-(100<<10)], "fresh", "damaged"},
+			{"flipped byte", flipped, "fresh", "damaged"},
+			{"flipped byte in a file", rewriteArchive(t, good, func(name string, data []byte) []byte {
+				if name == lastFile {
+					data[1000] ^= 1
+				}
+				return data
+			}), "fresh", "member " + lastFile + ": size or SHA-256 differs"},
+			{"version 2", rewriteArchive(t, good, func(name string, data []byte) []byte {
+				return bytes.Replace(data, []byte(`"version":1`), []byte(`"version":2`), 1)
+			}), "fresh", "newer than this program reads: version 2"},
+			{"not an archive", []byte("name,amount\nlunch,12\n"), "fresh", "not a tenant archive"},
+			{"a tenant's own export", own.Bytes(), "fresh", "no password hashes and secrets"},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				in := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
+				if err := os.WriteFile(in, c.archive, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				r := run(ctx, envOf(dst), "", "tenant", "import", "--in", in, "--slug", c.slug)
+				if r.err == nil || !strings.Contains(r.err.Error(), c.want) {
+					t.Fatalf("import: %v (stdout %q), want an error saying %q", r.err, r.stdout, c.want)
+				}
+				if _, err := dst.Service.DB.TenantBySlug(ctx, "fresh"); !errors.Is(err, store.ErrNotFound) {
+					t.Errorf("after the failed import, tenant fresh: %v", err)
+				}
+				if n := len(listTenants(t, dst.Service.DB)); n != tenants {
+					t.Errorf("%d tenants after the failed import, %d before", n, tenants)
+				}
+				if got := storedFiles(t, dst.Config.Files); !reflect.DeepEqual(got, files) {
+					t.Errorf("files after the failed import: %v, before: %v", got, files)
+				}
+				if n := orphans(t, dst.Service.DB); n != 0 {
+					t.Errorf("%d rows of no tenant after the failed import", n)
+				}
+			})
+		}
+		in := filepath.Join(dir, "good")
+		if err := os.WriteFile(in, good, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if r := run(ctx, envOf(dst), "", "tenant", "import", "--in", in, "--slug", "fresh"); r.err != nil {
+			t.Fatalf("the sound archive after the refusals: %v %s", r.err, r.stderr)
+		}
+		if got := len(storedFiles(t, dst.Config.Files)); got != len(files)+2 {
+			t.Errorf("%d files after the import, want %d", got, len(files)+2)
+		}
+	})
+}
+
+// listTenants lists the tenants of db, in every state.
+func listTenants(t *testing.T, db *store.DB) []store.TenantSummary {
+	t.Helper()
+	all, err := db.ListTenants(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
+}
+
+// TestTenantArchiveCommandLine: what tenant export and import refuse
+// before they touch anything: missing flags and a bad slug (usage), an
+// unknown tenant, an archive file that exists, one that does not.
+func TestTenantArchiveCommandLine(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		ctx := context.Background()
+		srv := testenv.Start(t, b)
+		srv.CreateTenant(t, "acme")
+		dir := t.TempDir()
+		taken := filepath.Join(dir, "taken.tar.zst")
+		if err := os.WriteFile(taken, []byte("kept"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			args  []string
+			usage bool
+			want  string
+		}{
+			{[]string{"tenant", "export", "--slug", "acme"}, true, "give --slug and --out FILE"},
+			{[]string{"tenant", "export", "--out", filepath.Join(dir, "x")}, true, "give --slug and --out FILE"},
+			{[]string{"tenant", "export", "--slug", "nobody", "--out", filepath.Join(dir, "nobody.tar.zst")}, false, `no tenant "nobody"`},
+			{[]string{"tenant", "export", "--slug", "acme", "--out", taken}, false, "exists: nothing written"},
+			{[]string{"tenant", "import"}, true, "give --in FILE"},
+			{[]string{"tenant", "import", "--in", taken, "--slug", "Not A Slug"}, true, "--slug must be"},
+			{[]string{"tenant", "import", "--in", filepath.Join(dir, "missing")}, false, "no such file"},
+		} {
+			r := run(ctx, envOf(srv), "", c.args...)
+			if r.err == nil || errors.Is(r.err, app.ErrUsage) != c.usage || !strings.Contains(r.err.Error()+r.stderr, c.want) {
+				t.Errorf("%q: %v (usage %v)\nstderr: %s\nwant an error saying %q", c.args, r.err, c.usage, r.stderr, c.want)
+			}
+		}
+		if got := string(readFile(t, taken)); got != "kept" {
+			t.Errorf("an export overwrote %s", taken)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+			t.Errorf("files left in the folder of the archives: %v", entries)
+		}
+	})
 }

@@ -22,7 +22,7 @@ import (
 )
 
 // commandFlags are the flags commands add to the service settings.
-var commandFlags = []string{"demo", "slug", "admin-email", "admin-password", "name", "bytes", "tenant", "email", "password", "out"}
+var commandFlags = []string{"demo", "slug", "admin-email", "admin-password", "name", "bytes", "tenant", "email", "password", "out", "in"}
 
 // allFlags is every flag of every command.
 func allFlags() []string {
@@ -43,9 +43,9 @@ func listsFlag(help, name string) bool {
 }
 
 func TestHelp(t *testing.T) {
-	tenantCommands := []string{"tenant create", "tenant list", "tenant set-storage", "tenant suspend", "tenant resume"}
+	tenantCommands := []string{"tenant create", "tenant list", "tenant set-storage", "tenant suspend", "tenant resume", "tenant export", "tenant import"}
 	commands := []string{"serve", "tenant create", "tenant list", "tenant set-storage", "tenant suspend", "tenant resume",
-		"user reset-password", "backup", "migrate", "version"}
+		"tenant export", "tenant import", "user reset-password", "backup", "migrate", "version"}
 	cases := []struct {
 		args  []string
 		flags []string // the flags listed, and no others
@@ -67,6 +67,8 @@ func TestHelp(t *testing.T) {
 		{[]string{"tenant", "set-storage", "-h"}, []string{"database", "slug", "bytes"}, nil},
 		{[]string{"tenant", "suspend", "-h"}, []string{"database", "slug"}, []string{"403 tenant_suspended"}},
 		{[]string{"tenant", "resume", "--help"}, []string{"database", "slug"}, []string{"planwerk tenant resume --slug S"}},
+		{[]string{"tenant", "export", "-h"}, []string{"database", "files", "slug", "out"}, []string{"PLANWERK_FILES"}},
+		{[]string{"tenant", "import", "--help"}, []string{"database", "files", "in", "slug"}, []string{"--slug NEW"}},
 		{[]string{"user", "reset-password", "--help"}, []string{"database", "tenant", "email", "password"}, nil},
 		{[]string{"backup", "-h"}, []string{"database", "out"}, nil},
 		{[]string{"migrate", "--help"}, []string{"database"}, []string{`"sqlite:data/planwerk.db"`}},

@@ -41,7 +41,7 @@ const (
 	// batchRows and batchBytes bound the rows of one transaction, so that
 	// the other tenants' writes wait for none for long.
 	batchRows  = 500
-	batchBytes = 4 << 20
+	batchBytes = 1 << 20
 	// maxParams bounds the bound values of one statement, far below
 	// either engine's limit.
 	maxParams = 2000
@@ -69,12 +69,16 @@ func Import(ctx context.Context, db Database, files filestore.Store, r io.Reader
 		return Summary{}, err
 	}
 	defer zr.Close()
-	im := &importer{db: db, files: files, tr: tar.NewReader(zr), sum: Summary{Rows: map[string]int64{}}}
+	src := &archiveReader{r: zr}
+	im := &importer{db: db, files: files, tr: tar.NewReader(src), sum: Summary{Rows: map[string]int64{}}}
 	mr, closeManifest, err := im.manifest(opts.TempDir)
 	if err != nil {
 		return Summary{}, err
 	}
 	defer closeManifest()
+	// From here on the input is an archive: what cannot be read of it is
+	// damage.
+	src.archive = true
 	if !mr.Header.Secrets {
 		return Summary{}, fmt.Errorf("%w (it is a tenant's own export): only an operator's export can be imported", ErrNoSecrets)
 	}
@@ -101,7 +105,7 @@ func Import(ctx context.Context, db Database, files filestore.Store, r io.Reader
 			}
 		}
 	}()
-	if err := im.members(ctx, mr, zr); err != nil {
+	if err := im.members(ctx, mr, src); err != nil {
 		return Summary{}, err
 	}
 	if err := im.activate(ctx); err != nil {
@@ -435,7 +439,7 @@ func (ins *inserter) flush(ctx context.Context) error {
 	err := ins.im.db.Tx(ctx, func(q store.Querier) error {
 		for start := 0; start < len(ins.rows); start += per {
 			chunk := ins.rows[start:min(start+per, len(ins.rows))]
-			query, args := insertStatement(ins.t.name, ins.columns, chunk)
+			query, args := insertStatement(ins.im.db.Placeholder, ins.t.name, ins.columns, chunk)
 			if _, err := q.ExecContext(ctx, query, args...); err != nil {
 				return err
 			}
@@ -450,7 +454,7 @@ func (ins *inserter) flush(ctx context.Context) error {
 }
 
 // insertStatement is the INSERT of rows into the table's columns.
-func insertStatement(table string, columns []string, rows [][]any) (string, []any) {
+func insertStatement(placeholder func(n int) string, table string, columns []string, rows [][]any) (string, []any) {
 	var sb strings.Builder
 	sb.WriteString("INSERT INTO " + table + " (" + strings.Join(columns, ", ") + ") VALUES ")
 	args := make([]any, 0, len(rows)*len(columns))
@@ -464,7 +468,7 @@ func insertStatement(table string, columns []string, rows [][]any) (string, []an
 				sb.WriteString(", ")
 			}
 			args = append(args, v)
-			sb.WriteString("$" + strconv.Itoa(len(args)))
+			sb.WriteString(placeholder(len(args)))
 		}
 		sb.WriteByte(')')
 	}
@@ -496,8 +500,13 @@ func (im *importer) file(ctx context.Context, m Member) error {
 	}
 	v := &verifier{r: im.tr, h: sha256.New(), size: m.Size, sum: m.SHA256, what: "member " + m.Name}
 	if _, err := im.files.Put(ctx, im.fileKey(id), v); err != nil {
-		if errors.Is(err, errMismatch) {
+		switch {
+		case errors.Is(err, ErrDamaged):
+			return err
+		case errors.Is(err, errMismatch):
 			return fmt.Errorf("%w: %v", ErrDamaged, err)
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return fmt.Errorf("%w: %s: %v", ErrDamaged, m.Name, err)
 		}
 		return fmt.Errorf("store the file of upload %d: %w", id, err)
 	}
@@ -527,5 +536,21 @@ type countingReader struct {
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
+	return n, err
+}
+
+// archiveReader reads the archive's decompressed stream; once it is known
+// to be an archive, an error reading it (a truncated or corrupted
+// stream) is ErrDamaged.
+type archiveReader struct {
+	r       io.Reader
+	archive bool
+}
+
+func (a *archiveReader) Read(p []byte) (int, error) {
+	n, err := a.r.Read(p)
+	if err != nil && a.archive && !errors.Is(err, io.EOF) && !errors.Is(err, ErrDamaged) {
+		err = fmt.Errorf("%w: %v", ErrDamaged, err)
+	}
 	return n, err
 }

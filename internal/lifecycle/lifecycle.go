@@ -60,6 +60,7 @@ type Database interface {
 	TenantBySlug(ctx context.Context, slug string) (store.Tenant, error)
 	SetTenantState(ctx context.Context, slug, state string, from ...string) (store.Tenant, error)
 	PutTenantState(ctx context.Context, q store.Querier, tenantID int64, state string) error
+	Placeholder(n int) string
 }
 
 // Summary is what an archive holds: rows per table, files and their

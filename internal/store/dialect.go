@@ -100,6 +100,9 @@ type dialect interface {
 	// tenantLock takes the slug's lock without waiting (ErrConflict when
 	// another holds it) until the returned function is called.
 	tenantLock(ctx context.Context, pool *sql.DB, slug string) (func(), error)
+	// placeholder is the marker of a statement's n-th bound value (from 1)
+	// in a statement whose values are all bound in order.
+	placeholder(n int) string
 }
 
 // sqliteDialect is SQLite's, on the database file at path.

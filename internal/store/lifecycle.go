@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // More of the engine's surface, for moving a tenant between databases
@@ -58,7 +61,8 @@ func (db *DB) ReserveIDs(ctx context.Context, q Querier, tenantID, through int64
 // wait: when another process holds the lock it returns ErrConflict. The
 // lock ends with the process that holds it, however it ends (SIGKILL
 // included): on SQLite an flock on a file in a folder beside the
-// database, on PostgreSQL a session advisory lock.
+// database, on PostgreSQL a session advisory lock, for which it waits a
+// few seconds.
 func (db *DB) LockTenant(ctx context.Context, slug string) (func(), error) {
 	release, err := db.dialect.tenantLock(ctx, db.write, slug)
 	if errors.Is(err, ErrConflict) {
@@ -69,6 +73,18 @@ func (db *DB) LockTenant(ctx context.Context, slug string) (func(), error) {
 	}
 	return release, nil
 }
+
+// Placeholder is the marker of the n-th value (from 1) of a statement
+// that binds its values in order, such as a multi-row INSERT.
+func (db *DB) Placeholder(n int) string { return db.dialect.placeholder(n) }
+
+// SQLite binds anonymous parameters by position: for a numbered one the
+// driver asks SQLite its name, which SQLite finds by a walk through all
+// the names before it, so that binding many values took longer than
+// running the statement.
+func (sqliteDialect) placeholder(int) string { return "?" }
+
+func (postgresDialect) placeholder(n int) string { return "$" + strconv.Itoa(n) }
 
 // SQLite's reader begins a deferred transaction: its snapshot is taken at
 // its first read and kept to its end.
@@ -142,18 +158,28 @@ func (d sqliteDialect) tenantLock(_ context.Context, _ *sql.DB, slug string) (fu
 }
 
 // On PostgreSQL, a session advisory lock keyed by the schema and the
-// slug, held on a connection of its own.
+// slug, held on a connection of its own. It waits a few seconds for a
+// holder that is gone: the server ends a killed process's session when it
+// notices, which may be just after the next command asks.
 func (postgresDialect) tenantLock(ctx context.Context, pool *sql.DB, slug string) (func(), error) {
 	conn, err := pool.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
 	const key = `hashtextextended('planwerk-tenant:' || current_schema() || ':' || $1::text, 0)`
-	var got bool
-	if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(`+key+`)`, slug).Scan(&got); err != nil || !got {
+	_, err = conn.ExecContext(ctx, `SET lock_timeout = '5s'`)
+	if err == nil {
+		_, err = conn.ExecContext(ctx, `SELECT pg_advisory_lock(`+key+`)`, slug)
+	}
+	if err == nil {
+		_, err = conn.ExecContext(ctx, `RESET lock_timeout`)
+	}
+	if err != nil {
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 		conn.Close()
-		if err == nil {
-			err = ErrConflict
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "55P03" {
+			return nil, ErrConflict
 		}
 		return nil, err
 	}
