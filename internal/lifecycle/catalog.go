@@ -172,6 +172,7 @@ var skippedTables = map[string]skippedTable{
 	"webhook_deliveries": {reason: "deliveries of the source's change feed"},
 	"tenant_states":      {reason: "an import makes its tenant importing, then active"},
 	"locks":              {engine: "postgres", reason: "rows that serialise transactions, made again when needed"},
+	"account_exports":    {reason: "the source's exports of its data, whose archives stay with the source"},
 }
 
 // tableByName finds an exported table.
