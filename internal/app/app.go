@@ -78,6 +78,7 @@ func commandList() []command {
 		{"tenant set-storage", "--slug S --bytes N [flags]", "set a tenant's storage cap", runTenantSetStorage},
 		{"tenant suspend", "--slug S [flags]", "refuse every request of a tenant (403 tenant_suspended), keeping its data", runTenantSuspend},
 		{"tenant resume", "--slug S [flags]", "serve a suspended tenant again", runTenantResume},
+		{"tenant delete", "--slug S --confirm S [flags]", "erase a tenant: every row, file and token; the slug is free again", runTenantDelete},
 		{"user reset-password", "--tenant S --email E [--password P] [flags]", "set a user's password and revoke their tokens", runUserResetPassword},
 		{"audit verify", "[--tenant S] [flags]", "check each tenant's audit log chain; exit 1 naming the first entry that fails", runAuditVerify},
 		{"backup", "--out FILE [flags]", "write a consistent copy of a SQLite database", runBackup},

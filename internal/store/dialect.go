@@ -88,6 +88,16 @@ type dialect interface {
 	// file is the path of a database that is a file of this machine's;
 	// ok is false for a database on a server.
 	file() (path string, ok bool)
+	// tenantTables reads the catalog's tables with a tenant_id column,
+	// with their primary keys and the tables their foreign keys refer to
+	// (erase.go).
+	tenantTables(ctx context.Context, q Querier) ([]tenantTable, error)
+	// insertTenant is the INSERT of a tenant (parameters slug, name and
+	// timestamp) returning its id, which no tenant had before.
+	insertTenant() string
+	// retireTenantID keeps the id of a tenant being erased from being
+	// handed out again, in q.
+	retireTenantID(ctx context.Context, q Querier, tenantID int64) error
 }
 
 // sqliteDialect is SQLite's, on the database file at path.
