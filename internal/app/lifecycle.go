@@ -142,7 +142,11 @@ func eraseTenant(ctx context.Context, db *store.DB, fs filestore.Store, id int64
 		return e, err
 	}
 	e.files = files.Erased{Files: erased.Files + late.Files, Bytes: erased.Bytes + late.Bytes, Leftovers: erased.Leftovers + late.Leftovers}
-	report(fmt.Sprintf("files: %d (%d bytes), and %d other files of the tenant's", e.files.Files, e.files.Bytes, e.files.Leftovers))
+	report(fmt.Sprintf("files: %d (%d bytes), and %d other files under the tenant's keys", e.files.Files, e.files.Bytes, e.files.Leftovers))
+	if e.files.Files > 0 {
+		report(fmt.Sprintf("uploads: %d rows", e.files.Files))
+		e.rows, e.tables = e.files.Files, 1
+	}
 	var table string
 	var rows int64
 	done := func() {
