@@ -43,9 +43,9 @@ func listsFlag(help, name string) bool {
 }
 
 func TestHelp(t *testing.T) {
-	tenantCommands := []string{"tenant create", "tenant list", "tenant set-storage", "tenant suspend", "tenant resume"}
+	tenantCommands := []string{"tenant create", "tenant list", "tenant set-storage", "tenant suspend", "tenant resume", "tenant delete"}
 	commands := []string{"serve", "tenant create", "tenant list", "tenant set-storage", "tenant suspend", "tenant resume",
-		"user reset-password", "backup", "migrate", "version"}
+		"tenant delete", "user reset-password", "backup", "migrate", "version"}
 	cases := []struct {
 		args  []string
 		flags []string // the flags listed, and no others
@@ -67,6 +67,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"tenant", "set-storage", "-h"}, []string{"database", "slug", "bytes"}, nil},
 		{[]string{"tenant", "suspend", "-h"}, []string{"database", "slug"}, []string{"403 tenant_suspended"}},
 		{[]string{"tenant", "resume", "--help"}, []string{"database", "slug"}, []string{"planwerk tenant resume --slug S"}},
+		{[]string{"tenant", "delete", "-h"}, []string{"database", "slug", "confirm", "files"}, []string{"--confirm S", "PLANWERK_FILES", "cannot be brought back"}},
 		{[]string{"user", "reset-password", "--help"}, []string{"database", "tenant", "email", "password"}, nil},
 		{[]string{"backup", "-h"}, []string{"database", "out"}, nil},
 		{[]string{"migrate", "--help"}, []string{"database"}, []string{`"sqlite:data/planwerk.db"`}},
@@ -156,7 +157,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"frobnicate"}, 2, "usage: planwerk <command>"},
 		{[]string{"help", "frobnicate"}, 2, "usage: planwerk <command>"},
 		{[]string{"tenant"}, 2, "usage: planwerk tenant <command>"},
-		{[]string{"tenant", "delete"}, 2, "usage: planwerk tenant <command>"},
+		{[]string{"tenant", "destroy"}, 2, "usage: planwerk tenant <command>"},
+		{[]string{"tenant", "delete", "--slug", "acme"}, 2, "usage: planwerk tenant delete"},
 		{[]string{"user", "delete"}, 2, "usage: planwerk user <command>"},
 		{[]string{"migrate", "--no-such-flag"}, 2, "usage: planwerk migrate"},
 		{[]string{"migrate", "--redis", "redis://x"}, 2, "usage: planwerk migrate"},
