@@ -98,6 +98,15 @@ func TestTenantSuspend(t *testing.T) {
 		}
 		status, _, raw := testenv.Fetch(t, http.MethodGet, link)
 		wantSuspended(t, "a signed link of a suspended tenant", status, raw)
+		// The tenant's own pages may read why.
+		const origin = "http://acme.localhost"
+		req := c.Request(t, http.MethodGet, "/v1/projects", nil)
+		req.Header.Set("Origin", origin)
+		status, hdr, raw := testenv.Do(t, req)
+		wantSuspended(t, "a request from the tenant's origin", status, raw)
+		if hdr.Get("Access-Control-Allow-Origin") != origin {
+			t.Errorf("the refusal of the tenant's origin has no CORS headers: %v", hdr)
+		}
 		if got := string(oc.Download(t, oupload)); got != "other's file" {
 			t.Errorf("another tenant's download: %q", got)
 		}
