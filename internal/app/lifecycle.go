@@ -25,6 +25,16 @@ func runTenantResume(ctx context.Context, args []string, stdio IO) error {
 	return setTenantState(ctx, "tenant resume", args, stdio, store.TenantActive, store.TenantSuspended)
 }
 
+// verbs name what the state commands do, for their refusals; effects
+// what the service does then.
+var (
+	verbs   = map[string]string{store.TenantSuspended: "suspended", store.TenantActive: "resumed"}
+	effects = map[string]string{
+		store.TenantSuspended: "every instance refuses its requests (403 tenant_suspended) and holds its webhooks",
+		store.TenantActive:    "every instance serves it again",
+	}
+)
+
 // setTenantState moves the tenant --slug names to state from the state
 // from (or leaves it in state: running a command twice does no harm).
 // A tenant being imported or deleted is neither suspended nor resumed.
@@ -45,13 +55,13 @@ func setTenantState(ctx context.Context, name string, args []string, stdio IO, s
 	case errors.Is(err, store.ErrNotFound):
 		return fmt.Errorf("no tenant %q", slug)
 	case errors.Is(err, store.ErrConflict):
-		return fmt.Errorf("tenant %s is %s: only an %s tenant can be made %s", slug, t.State, from, state)
+		return fmt.Errorf("tenant %s is %s: only a tenant that is %s can be %s", slug, t.State, from, verbs[state])
 	case err != nil:
 		return err
 	case t.State == state:
 		fmt.Fprintf(stdio.Stdout, "tenant %s (id %d) is %s already\n", slug, t.ID, state)
 	default:
-		fmt.Fprintf(stdio.Stdout, "tenant %s (id %d) is %s; every instance serves it so within %v\n", slug, t.ID, state, tenancy.CacheTTL)
+		fmt.Fprintf(stdio.Stdout, "tenant %s (id %d) is %s: %s within %v\n", slug, t.ID, state, effects[state], tenancy.CacheTTL)
 	}
 	return nil
 }
@@ -117,8 +127,9 @@ type erasure struct {
 // has stopped serving the tenant (at servedUntil: the state's change and
 // a tenant cache's time to live), the files of uploads in flight then
 // and the rows of every table, and last the tenant's row. Cut short, it
-// goes on where it stopped when run again. report, when set, is told what
-// was erased, a line at a time.
+// goes on where it stopped when run again. servedUntil is the zero time
+// for a tenant that was never served (an import cut short). report, when
+// set, is told what was erased, a line at a time.
 func eraseTenant(ctx context.Context, db *store.DB, fs filestore.Store, id int64, servedUntil time.Time, report func(line string)) (erasure, error) {
 	if report == nil {
 		report = func(string) {}
