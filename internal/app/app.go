@@ -81,6 +81,7 @@ func commandList() []command {
 		{"tenant resume", "--slug S [flags]", "serve a suspended tenant again", runTenantResume},
 		{"tenant export", "--slug S --out FILE [flags]", "write a tenant's data and files to an archive while the service runs", runTenantExport},
 		{"tenant import", "--in FILE [--slug NEW] [flags]", "create a tenant from an archive of tenant export, all or nothing", runTenantImport},
+		{"tenant delete", "--slug S --confirm S [flags]", "erase a tenant: every row, file and token; the slug is free again", runTenantDelete},
 		{"user reset-password", "--tenant S --email E [--password P] [flags]", "set a user's password and revoke their tokens", runUserResetPassword},
 		{"audit verify", "[--tenant S] [flags]", "check each tenant's audit log chain; exit 1 naming the first entry that fails", runAuditVerify},
 		{"backup", "--out FILE [flags]", "write a consistent copy of a SQLite database", runBackup},

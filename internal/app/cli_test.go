@@ -43,9 +43,9 @@ func listsFlag(help, name string) bool {
 }
 
 func TestHelp(t *testing.T) {
-	tenantCommands := []string{"tenant create", "tenant list", "tenant set-storage", "tenant suspend", "tenant resume", "tenant export", "tenant import"}
+	tenantCommands := []string{"tenant create", "tenant list", "tenant set-storage", "tenant suspend", "tenant resume", "tenant export", "tenant import", "tenant delete"}
 	commands := []string{"serve", "tenant create", "tenant list", "tenant set-storage", "tenant suspend", "tenant resume",
-		"tenant export", "tenant import", "user reset-password", "backup", "migrate", "version"}
+		"tenant export", "tenant import", "tenant delete", "user reset-password", "backup", "migrate", "version"}
 	cases := []struct {
 		args  []string
 		flags []string // the flags listed, and no others
@@ -69,6 +69,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"tenant", "resume", "--help"}, []string{"database", "slug"}, []string{"planwerk tenant resume --slug S"}},
 		{[]string{"tenant", "export", "-h"}, []string{"database", "files", "slug", "out"}, []string{"PLANWERK_FILES"}},
 		{[]string{"tenant", "import", "--help"}, []string{"database", "files", "in", "slug"}, []string{"--slug NEW"}},
+		{[]string{"tenant", "delete", "-h"}, []string{"database", "slug", "confirm", "files"}, []string{"--confirm S", "PLANWERK_FILES", "cannot be brought back"}},
 		{[]string{"user", "reset-password", "--help"}, []string{"database", "tenant", "email", "password"}, nil},
 		{[]string{"backup", "-h"}, []string{"database", "out"}, nil},
 		{[]string{"migrate", "--help"}, []string{"database"}, []string{`"sqlite:data/planwerk.db"`}},
@@ -158,7 +159,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"frobnicate"}, 2, "usage: planwerk <command>"},
 		{[]string{"help", "frobnicate"}, 2, "usage: planwerk <command>"},
 		{[]string{"tenant"}, 2, "usage: planwerk tenant <command>"},
-		{[]string{"tenant", "delete"}, 2, "usage: planwerk tenant <command>"},
+		{[]string{"tenant", "destroy"}, 2, "usage: planwerk tenant <command>"},
+		{[]string{"tenant", "delete", "--slug", "acme"}, 2, "usage: planwerk tenant delete"},
 		{[]string{"user", "delete"}, 2, "usage: planwerk user <command>"},
 		{[]string{"migrate", "--no-such-flag"}, 2, "usage: planwerk migrate"},
 		{[]string{"migrate", "--redis", "redis://x"}, 2, "usage: planwerk migrate"},

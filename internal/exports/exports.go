@@ -419,7 +419,7 @@ func (s *Service) Purge(ctx context.Context, now time.Time) (int, error) {
 // are touched.
 func (s *Service) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
 	removed := 0
-	err := s.fs.Walk(ctx, func(key string, modTime time.Time) error {
+	err := s.fs.Walk(ctx, "exports/t", func(key string, modTime time.Time) error {
 		var tenantID int64
 		if !modTime.Before(cutoff) || !strings.HasPrefix(key, "exports/t") {
 			return nil
@@ -441,11 +441,12 @@ func (s *Service) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
 	return removed, err
 }
 
-// EraseTenant removes every archive of the tenant's exports and the
-// exports themselves: part of erasing the tenant.
-func (s *Service) EraseTenant(ctx context.Context, tenantID int64) error {
+// EraseTenant removes every archive of the tenant's exports from fs and
+// the exports themselves from db: part of erasing the tenant, before its
+// rows go.
+func EraseTenant(ctx context.Context, db Engine, fs filestore.Store, tenantID int64) error {
 	for {
-		rows, err := s.db.Reader().QueryContext(ctx, `SELECT id, storage_key FROM account_exports WHERE tenant_id = $1 ORDER BY id LIMIT 100`, tenantID)
+		rows, err := db.Reader().QueryContext(ctx, `SELECT id, storage_key FROM account_exports WHERE tenant_id = $1 ORDER BY id LIMIT 100`, tenantID)
 		if err != nil {
 			return fmt.Errorf("erase exports: %w", err)
 		}
@@ -471,11 +472,11 @@ func (s *Service) EraseTenant(ctx context.Context, tenantID int64) error {
 		}
 		for _, e := range batch {
 			if e.key.Valid {
-				if err := s.fs.Delete(ctx, e.key.String); err != nil {
+				if err := fs.Delete(ctx, e.key.String); err != nil {
 					return err
 				}
 			}
-			if _, err := s.db.ExecOne(ctx, "erase export", `DELETE FROM account_exports WHERE tenant_id = $1 AND id = $2`, tenantID, e.id); err != nil {
+			if _, err := db.ExecOne(ctx, "erase export", `DELETE FROM account_exports WHERE tenant_id = $1 AND id = $2`, tenantID, e.id); err != nil {
 				return err
 			}
 		}

@@ -184,7 +184,7 @@ func (s *Service) Upload(ctx context.Context, caller auth.Principal, tenant stor
 	up := Upload{
 		ID: id, Model: model, Record: recordID,
 		Filename: Sanitize(part.Filename), ContentType: part.ContentType,
-		StorageKey: fmt.Sprintf("t%d/u%d-%s", caller.TenantID, id, randomHex(8)),
+		StorageKey: fmt.Sprintf("%su%d-%s", keyPrefix(caller.TenantID), id, randomHex(8)),
 	}
 	if up.Size, err = s.put(ctx, up.StorageKey, part.Body); err != nil {
 		return Upload{}, err

@@ -23,7 +23,7 @@ func (s *Service) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
 // sweepFiles removes temporary files and files no upload names.
 func (s *Service) sweepFiles(ctx context.Context, cutoff time.Time) (int, error) {
 	removed := 0
-	err := s.fs.Walk(ctx, func(key string, modTime time.Time) error {
+	err := s.fs.Walk(ctx, "", func(key string, modTime time.Time) error {
 		if !modTime.Before(cutoff) {
 			return nil
 		}
@@ -50,7 +50,7 @@ func (s *Service) sweepFiles(ctx context.Context, cutoff time.Time) (int, error)
 // names one: rows are written only for complete files.
 func (s *Service) sweepIncomplete(ctx context.Context, cutoff time.Time) (int, error) {
 	removed := 0
-	err := s.fs.WalkIncomplete(ctx, func(u filestore.Incomplete) error {
+	err := s.fs.WalkIncomplete(ctx, "", func(u filestore.Incomplete) error {
 		if !u.Started.Before(cutoff) {
 			return nil
 		}

@@ -155,6 +155,42 @@ func (t *Tables) DeleteUpload(ctx context.Context, q store.Querier, tenantID, id
 	return t.db.RecordChange(ctx, q, tenantID, "uploads", id, store.OpDelete, changeDoc(u))
 }
 
+// UploadsAfter returns up to limit uploads of the tenant whose ids come
+// after after, in id order: the erasure's walk over a tenant's uploads.
+func (t *Tables) UploadsAfter(ctx context.Context, tenantID, after int64, limit int) ([]Upload, error) {
+	rows, err := t.db.Reader().QueryContext(ctx,
+		`SELECT `+uploadColumns+` FROM uploads WHERE tenant_id = $1 AND id > $2 ORDER BY id LIMIT $3`, tenantID, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("uploads: %w", err)
+	}
+	defer rows.Close()
+	var out []Upload
+	for rows.Next() {
+		u, err := scanUpload(rows)
+		if err != nil {
+			return nil, fmt.Errorf("uploads: %w", err)
+		}
+		out = append(out, u)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("uploads: %w", err)
+	}
+	return out, nil
+}
+
+// EraseUploads deletes the rows of the tenant's uploads ids, in one
+// transaction, recording no change: the tenant's changes are erased too.
+func (t *Tables) EraseUploads(ctx context.Context, tenantID int64, ids []int64) error {
+	return t.db.Tx(ctx, func(q store.Querier) error {
+		for _, id := range ids {
+			if _, err := q.ExecContext(ctx, `DELETE FROM uploads WHERE tenant_id = $1 AND id = $2`, tenantID, id); err != nil {
+				return fmt.Errorf("erase upload %d: %w", id, err)
+			}
+		}
+		return nil
+	})
+}
+
 // changeDoc is an upload as the change feed shows it.
 func changeDoc(u any) []byte {
 	b, _ := json.Marshal(u)

@@ -116,7 +116,7 @@ func TestS3PutCutOff(t *testing.T) {
 			c.heal(p, t)
 			ctx := withTimeout(t, 30*time.Second)
 			var left []filestore.Incomplete
-			if err := fs.WalkIncomplete(ctx, func(u filestore.Incomplete) error {
+			if err := fs.WalkIncomplete(ctx, "", func(u filestore.Incomplete) error {
 				left = append(left, u)
 				return nil
 			}); err != nil {

@@ -33,13 +33,15 @@ type Store interface {
 	Presign(ctx context.Context, key, filename, contentType string, ttl time.Duration) (string, error)
 	// Ping checks that the store can be reached.
 	Ping(ctx context.Context) error
-	// Walk calls fn for every stored file, temporary ones included, with
-	// its key and when it was last written.
-	Walk(ctx context.Context, fn func(key string, modTime time.Time) error) error
-	// WalkIncomplete calls fn for every multipart write that was started
-	// and neither completed nor aborted. Only S3 has them; a folder's
-	// unfinished writes are temporary files, which Walk reports.
-	WalkIncomplete(ctx context.Context, fn func(Incomplete) error) error
+	// Walk calls fn for every stored file whose key starts with prefix
+	// ("": every one), temporary ones included, with its key and when it
+	// was last written.
+	Walk(ctx context.Context, prefix string, fn func(key string, modTime time.Time) error) error
+	// WalkIncomplete calls fn for every multipart write to a key starting
+	// with prefix that was started and neither completed nor aborted. Only
+	// S3 has them; a folder's unfinished writes are temporary files, which
+	// Walk reports.
+	WalkIncomplete(ctx context.Context, prefix string, fn func(Incomplete) error) error
 	// AbortIncomplete discards an unfinished multipart write and the parts
 	// it holds; one that is already gone is not an error.
 	AbortIncomplete(ctx context.Context, u Incomplete) error

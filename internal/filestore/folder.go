@@ -193,9 +193,18 @@ func (f *Folder) FreeBytes() (uint64, error) {
 	return uint64(st.Bavail) * uint64(st.Bsize), nil
 }
 
-// Walk implements Store.
-func (f *Folder) Walk(ctx context.Context, fn func(key string, modTime time.Time) error) error {
-	return filepath.WalkDir(f.root, func(path string, d os.DirEntry, err error) error {
+// Walk implements Store. It walks only the folder that holds the keys of
+// prefix (a tenant's "tID/").
+func (f *Folder) Walk(ctx context.Context, prefix string, fn func(key string, modTime time.Time) error) error {
+	start := f.root
+	if i := strings.LastIndexByte(prefix, '/'); i > 0 {
+		dir, err := f.path(prefix[:i])
+		if err != nil {
+			return err
+		}
+		start = dir
+	}
+	return filepath.WalkDir(start, func(path string, d os.DirEntry, err error) error {
 		if errors.Is(err, os.ErrNotExist) && path != f.root {
 			return nil // removed meanwhile
 		}
@@ -216,12 +225,15 @@ func (f *Folder) Walk(ctx context.Context, fn func(key string, modTime time.Time
 		if err != nil {
 			return err
 		}
-		return fn(filepath.ToSlash(rel), info.ModTime())
+		if key := filepath.ToSlash(rel); strings.HasPrefix(key, prefix) {
+			return fn(key, info.ModTime())
+		}
+		return nil
 	})
 }
 
 // WalkIncomplete implements Store: a folder has no multipart writes.
-func (f *Folder) WalkIncomplete(context.Context, func(Incomplete) error) error { return nil }
+func (f *Folder) WalkIncomplete(context.Context, string, func(Incomplete) error) error { return nil }
 
 // AbortIncomplete implements Store: a folder has no multipart writes.
 func (f *Folder) AbortIncomplete(context.Context, Incomplete) error { return nil }

@@ -351,9 +351,9 @@ func (s *S3) Presign(ctx context.Context, key, filename, contentType string, ttl
 
 // Walk implements Store. Objects appear only when complete, so S3 has no
 // temporary files; its unfinished writes are listed by WalkIncomplete.
-func (s *S3) Walk(ctx context.Context, fn func(key string, modTime time.Time) error) error {
+func (s *S3) Walk(ctx context.Context, prefix string, fn func(key string, modTime time.Time) error) error {
 	ctx, cancel := context.WithCancel(ctx)
-	objects := s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Recursive: true})
+	objects := s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true})
 	defer stopListing(cancel, objects)
 	for obj := range objects {
 		if obj.Err != nil {
@@ -367,9 +367,9 @@ func (s *S3) Walk(ctx context.Context, fn func(key string, modTime time.Time) er
 }
 
 // WalkIncomplete implements Store.
-func (s *S3) WalkIncomplete(ctx context.Context, fn func(Incomplete) error) error {
+func (s *S3) WalkIncomplete(ctx context.Context, prefix string, fn func(Incomplete) error) error {
 	ctx, cancel := context.WithCancel(ctx)
-	uploads := s.client.ListIncompleteUploads(ctx, s.bucket, "", true)
+	uploads := s.client.ListIncompleteUploads(ctx, s.bucket, prefix, true)
 	defer stopListing(cancel, uploads)
 	for u := range uploads {
 		if u.Err != nil {

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -77,6 +78,8 @@ func (s *Server) corsAllowed(r *http.Request, listed map[string]bool, origin str
 			return false
 		}
 	}
+	// A suspended tenant's pages may read its refusals (403
+	// tenant_suspended), to tell their users why.
 	_, err = s.tenants.Lookup(r.Context(), slug)
-	return err == nil
+	return err == nil || errors.Is(err, tenancy.ErrSuspended)
 }

@@ -103,6 +103,16 @@ type dialect interface {
 	// placeholder is the marker of a statement's n-th bound value (from 1)
 	// in a statement whose values are all bound in order.
 	placeholder(n int) string
+	// tenantTables reads the catalog's tables with a tenant_id column,
+	// with their primary keys and the tables their foreign keys refer to
+	// (erase.go).
+	tenantTables(ctx context.Context, q Querier) ([]tenantTable, error)
+	// insertTenant is the INSERT of a tenant (parameters slug, name and
+	// timestamp) returning its id, which no tenant had before.
+	insertTenant() string
+	// retireTenantID keeps the id of a tenant being erased from being
+	// handed out again, in q.
+	retireTenantID(ctx context.Context, q Querier, tenantID int64) error
 }
 
 // sqliteDialect is SQLite's, on the database file at path.

@@ -37,7 +37,7 @@ func TestPublicHolidayMigration(t *testing.T) {
 		// records every write in the change feed (with its size on
 		// PostgreSQL), locks rows of locks and reads the documents'
 		// stored text on PostgreSQL.
-		applyLater(t, db, b, "00012_changes.sql", "00014_document_text.sql", "00016_distribution.sql", "00019_change_sizes.sql", "00020_audit_log.sql")
+		applyLater(t, db, b, "00012_changes.sql", "00014_document_text.sql", "00016_distribution.sql", "00019_change_sizes.sql", "00020_audit_log.sql", "00022_tenant_id_floor.sql")
 		kept, _ := testenv.TenantIn(t, db, "kept", "admin@kept.test")
 		old, _ := testenv.TenantIn(t, db, "old", "admin@old.test")
 		// Since the type exists, every new tenant gets it; an old tenant's

@@ -76,6 +76,9 @@ type DB struct {
 	runTx func(ctx context.Context, fn func(q Querier) error) error
 	// noAudit: writes make no audit entries (Options.NoAudit).
 	noAudit bool
+	// observeErase, when set, learns how long each batch of EraseTenant
+	// held its transaction (tests measure it).
+	observeErase func(took time.Duration)
 }
 
 // Options tune how the database is used.

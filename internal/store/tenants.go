@@ -49,9 +49,7 @@ type TenantSetup = func(ctx context.Context, q Querier, tenantID int64) error
 func (db *DB) InsertTenant(ctx context.Context, q Querier, slug, name string) (Tenant, error) {
 	now := Timestamp(time.Now())
 	tenant := Tenant{Slug: slug, Name: name, CreatedAt: now, State: TenantActive}
-	err := q.QueryRowContext(ctx,
-		`INSERT INTO tenants (slug, name, created_at, updated_at) VALUES ($1, $2, $3, $3) RETURNING id`,
-		slug, name, now).Scan(&tenant.ID)
+	err := q.QueryRowContext(ctx, db.dialect.insertTenant(), slug, name, now).Scan(&tenant.ID)
 	if db.dialect.uniqueViolation(err) {
 		return Tenant{}, fmt.Errorf("tenant %q: %w", slug, ErrConflict)
 	}
@@ -156,4 +154,18 @@ func (db *DB) putTenantState(ctx context.Context, q Querier, tenantID int64, sta
 		return fmt.Errorf("tenant state: %w", err)
 	}
 	return nil
+}
+
+// TenantStateSince returns when the tenant last changed state; the zero
+// time when it is active, or has been since before states were kept.
+func (db *DB) TenantStateSince(ctx context.Context, tenantID int64) (time.Time, error) {
+	var at string
+	err := db.read.QueryRowContext(ctx, `SELECT updated_at FROM tenant_states WHERE tenant_id = $1`, tenantID).Scan(&at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("tenant state: %w", err)
+	}
+	return time.Parse(TimeFormat, at)
 }

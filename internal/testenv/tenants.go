@@ -46,3 +46,60 @@ func BareTenant(t testing.TB, db *store.DB, slug string) store.Tenant {
 	}
 	return tn
 }
+
+// TenantRows counts the rows of the tenant in every table of db that has
+// a tenant_id column, by table, and its row of tenants under "tenants".
+// It reads the catalog itself (not as the store's erasure does), so that
+// a table the erasure overlooks shows here.
+func TenantRows(t testing.TB, db *store.DB, tenantID int64) map[string]int64 {
+	t.Helper()
+	ctx := context.Background()
+	catalog := `SELECT table_name FROM information_schema.columns
+		 WHERE table_schema = current_schema() AND column_name = 'tenant_id' ORDER BY table_name`
+	if db.Engine() == "sqlite" {
+		catalog = `SELECT m.name FROM sqlite_master m WHERE m.type = 'table'
+			 AND EXISTS (SELECT 1 FROM pragma_table_info(m.name) c WHERE c.name = 'tenant_id') ORDER BY m.name`
+	}
+	rows, err := db.QueryContext(ctx, catalog)
+	if err != nil {
+		t.Fatalf("tenant tables: %v", err)
+	}
+	var tables []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		tables = append(tables, name)
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(tables) < 10 {
+		t.Fatalf("the catalog names %d tables with tenant_id: %v", len(tables), tables)
+	}
+	counts := map[string]int64{}
+	for _, table := range append(tables, "tenants") {
+		col := "tenant_id"
+		if table == "tenants" {
+			col = "id"
+		}
+		var n int64
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM "`+table+`" WHERE `+col+` = $1`, tenantID).Scan(&n); err != nil {
+			t.Fatalf("count %s: %v", table, err)
+		}
+		counts[table] = n
+	}
+	return counts
+}
+
+// NoRows fails the test for each table in counts (TenantRows) that
+// holds rows.
+func NoRows(t testing.TB, what string, counts map[string]int64) {
+	t.Helper()
+	for table, n := range counts {
+		if n != 0 {
+			t.Errorf("%s: %d rows left in %s", what, n, table)
+		}
+	}
+}
