@@ -432,7 +432,7 @@ func NewService(ctx context.Context, cfg config.Config, db *store.DB, log *slog.
 	svc.Webhooks = webhooks.New(t.webhooks, webhooks.Config{AllowPrivate: cfg.WebhookAllowPrivate, DisableAfter: cfg.WebhookDisableAfter,
 		RetryBase: cfg.WebhookRetryBase, RetryFor: cfg.WebhookRetryFor, Poll: cfg.WebhookPoll, Budget: cfg.WebhookBudget, Lookup: cfg.WebhookLookup,
 		Metrics: svc.Metrics}, feedResources(svc.Registry), log)
-	svc.Exports = exports.New(db, fs, svc.exportArchive, exports.Config{Secret: secret}, log)
+	svc.Exports = exports.New(db, fs, svc.exportArchive, exports.Config{Secret: secret, Serving: linksServed(resolver)}, log)
 	svc.Handler = httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20, MaxUploadBytes: cfg.MaxUploadBytes, PublicURL: cfg.PublicURL,
 		BaseDomain: cfg.BaseDomain, RequestTimeout: cfg.RequestTimeout, WriteIdleTimeout: cfg.WriteIdleTimeout,
 		MetricsElsewhere: cfg.MetricsAddr != "", CORSOrigins: cfg.CORSOrigins, TrustedProxies: cfg.TrustedProxies},

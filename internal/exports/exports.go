@@ -79,6 +79,10 @@ type Config struct {
 	Secret []byte        // signs download links
 	Lease  time.Duration // how long a running export's claim lasts unrenewed (default 1 min)
 	Poll   time.Duration // how often an idle instance looks for a pending export (default 2 s)
+	// Serving refuses the download link of a tenant that is not served
+	// (suspended: its refusal; unknown: store.ErrNotFound); nil: every
+	// tenant is.
+	Serving func(ctx context.Context, tenantID int64) error
 }
 
 // Service runs a tenant's exports.
@@ -220,6 +224,13 @@ func (s *Service) Archive(ctx context.Context, id int64, query url.Values) (io.R
 	}
 	if !hmac.Equal([]byte(sig), []byte(s.sign(tenantID, id, expires))) || time.Now().Unix() > expires {
 		return nil, 0, errBadLink
+	}
+	if s.cfg.Serving != nil {
+		if err := s.cfg.Serving(ctx, tenantID); errors.Is(err, store.ErrNotFound) {
+			return nil, 0, errGone
+		} else if err != nil {
+			return nil, 0, err
+		}
 	}
 	e, err := s.byID(ctx, tenantID, id)
 	if err != nil {

@@ -31,7 +31,10 @@ import (
 func TestAccountExport(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
-		srv := testenv.Start(t, b, func(c *config.Config) { c.WebhookAllowPrivate = true })
+		srv := testenv.Start(t, b, func(c *config.Config) {
+			c.WebhookAllowPrivate = true
+			c.TenantCacheTTL = time.Microsecond // a suspension shows at once
+		})
 		tn := srv.CreateTenant(t, "exporting")
 		admin := srv.SignIn(t, tn)
 		member := admin.Member(t, "member@exporting.test")
@@ -142,6 +145,16 @@ func TestAccountExport(t *testing.T) {
 			t.Errorf("the sweep touched a file of another form: %v", err)
 		} else {
 			rc.Close()
+		}
+
+		// A suspended tenant's link is refused as its requests are.
+		if _, err := srv.Service.DB.SetTenantState(ctx, tn.Slug, "suspended", "active"); err != nil {
+			t.Fatal(err)
+		}
+		status, _, raw := testenv.Fetch(t, http.MethodGet, e["url"].(string))
+		testenv.WantError(t, "link of a suspended tenant", status, raw, http.StatusForbidden, "tenant_suspended")
+		if _, err := srv.Service.DB.SetTenantState(ctx, tn.Slug, "active", "suspended"); err != nil {
+			t.Fatal(err)
 		}
 
 		// After a day the export and its archive are gone.
