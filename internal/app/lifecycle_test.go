@@ -290,10 +290,23 @@ func TestTenantDelete(t *testing.T) {
 		uploads := populate(t, c)
 		oUploads := populate(t, oc)
 		link := c.DownloadURL(t, uploads[0])
+		// An account export, whose archive the store keeps under a key of
+		// its own.
+		export := c.Object(t, http.MethodPost, "/v1/account/exports", nil, http.StatusAccepted)
+		exportPath := fmt.Sprintf("/v1/account/exports/%d", testenv.ID(t, export))
+		for deadline := time.Now().Add(time.Minute); c.Object(t, http.MethodGet, exportPath, nil, http.StatusOK)["status"] != "done"; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the account export is not done after a minute")
+			}
+		}
+		exportPrefix := fmt.Sprintf("exports/t%d/", acme.ID)
+		if n := filesUnder(t, srv.Config.Files, exportPrefix); n != 1 {
+			t.Fatalf("acme has %d export archives in the store, want 1", n)
+		}
 		db := testenv.Open(t, srv.Config.Database)
 		before, otherBefore := testenv.TenantRows(t, db, acme.ID), testenv.TenantRows(t, db, other.ID)
 		for _, table := range []string{"users", "records", "access_tokens", "refresh_tokens", "uploads", "api_clients",
-			"webhooks", "webhook_deliveries", "idempotency_keys", "changes", "change_positions", "audit_log", "tenants"} {
+			"webhooks", "webhook_deliveries", "idempotency_keys", "changes", "change_positions", "audit_log", "account_exports", "tenants"} {
 			if before[table] == 0 {
 				t.Errorf("the test gave acme no rows of %s", table)
 			}
@@ -334,7 +347,7 @@ func TestTenantDelete(t *testing.T) {
 		if got := testenv.TenantRows(t, db, other.ID); fmt.Sprint(got) != fmt.Sprint(otherBefore) {
 			t.Errorf("another tenant's rows changed: %v, were %v", got, otherBefore)
 		}
-		if n := filesUnder(t, srv.Config.Files, prefix); n != 0 {
+		if n := filesUnder(t, srv.Config.Files, prefix) + filesUnder(t, srv.Config.Files, exportPrefix); n != 0 {
 			t.Errorf("%d files of acme left in the store", n)
 		}
 		for _, id := range oUploads {
