@@ -12,58 +12,15 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"runtime"
-	"runtime/debug"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/klauspost/compress/zstd"
 
 	"planwerk/internal/store"
 	"planwerk/internal/testenv"
 )
-
-// heapPeak runs fn and returns by how much the heap grew above what it
-// held before, at the most. The garbage collector runs at 10% growth
-// meanwhile, so the peak follows what fn keeps alive rather than what it
-// has discarded and not yet collected.
-func heapPeak(fn func()) uint64 {
-	old := debug.SetGCPercent(10)
-	defer debug.SetGCPercent(old)
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapAlloc
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		var ms runtime.MemStats
-		for {
-			runtime.ReadMemStats(&ms)
-			if ms.HeapAlloc > peak.Load() {
-				peak.Store(ms.HeapAlloc)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(2 * time.Millisecond):
-			}
-		}
-	}()
-	fn()
-	close(stop)
-	wg.Wait()
-	if p := peak.Load(); p > base {
-		return p - base
-	}
-	return 0
-}
 
 // memoryCase is an endpoint that answers data of unbounded size: seed
 // writes records of 1 MiB or more in a tenant of its own and returns
@@ -116,11 +73,11 @@ func TestMemory(t *testing.T) {
 					return n
 				}
 				var size int64
-				one := heapPeak(func() { size = get() })
+				one := testenv.HeapPeak(func() { size = get() })
 				if size < atLeast {
 					t.Fatalf("GET %s answered %d bytes, want at least %d", path, size, atLeast)
 				}
-				three := heapPeak(func() {
+				three := testenv.HeapPeak(func() {
 					var wg sync.WaitGroup
 					for range 3 {
 						wg.Add(1)
@@ -283,7 +240,7 @@ func TestCompressedListMemory(t *testing.T) {
 		for _, enc := range []string{"gzip", "zstd"} {
 			t.Run(enc, func(t *testing.T) {
 				var wire, plain int64
-				grew := heapPeak(func() {
+				grew := testenv.HeapPeak(func() {
 					req := c.Request(t, http.MethodGet, "/v1/projects", nil)
 					req.Header.Set("Accept-Encoding", enc)
 					resp, err := http.DefaultClient.Do(req)
@@ -359,7 +316,7 @@ func TestPartHeaderMemory(t *testing.T) {
 			reqs[i].Header.Set("Content-Type", ct)
 		}
 		statuses := make([]int, len(reqs))
-		grew := heapPeak(func() {
+		grew := testenv.HeapPeak(func() {
 			var wg sync.WaitGroup
 			for i, req := range reqs {
 				wg.Add(1)

@@ -7,13 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"planwerk/internal/config"
 	"planwerk/internal/filestore"
@@ -21,44 +16,6 @@ import (
 	"planwerk/internal/store"
 	"planwerk/internal/testenv"
 )
-
-// heapPeak runs fn and returns by how much the heap grew above what it
-// held before, at the most, with the garbage collector running at 10%
-// growth meanwhile, so that the peak follows what fn keeps alive.
-func heapPeak(fn func()) uint64 {
-	old := debug.SetGCPercent(10)
-	defer debug.SetGCPercent(old)
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapAlloc
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		var ms runtime.MemStats
-		for {
-			runtime.ReadMemStats(&ms)
-			if ms.HeapAlloc > peak.Load() {
-				peak.Store(ms.HeapAlloc)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(2 * time.Millisecond):
-			}
-		}
-	}()
-	fn()
-	close(stop)
-	wg.Wait()
-	if p := peak.Load(); p > base {
-		return p - base
-	}
-	return 0
-}
 
 // TestArchiveMemory: exporting a tenant of 96 records of 1 MiB and a
 // file of 96 MiB, and importing it into a fresh database, each grows the
@@ -96,7 +53,7 @@ func TestArchiveMemory(t *testing.T) {
 		dir := t.TempDir()
 		archive := filepath.Join(dir, "mem.tar.zst")
 		var sum lifecycle.Summary
-		exported := heapPeak(func() {
+		exported := testenv.HeapPeak(func() {
 			f, err := os.Create(archive)
 			if err != nil {
 				t.Fatal(err)
@@ -115,7 +72,7 @@ func TestArchiveMemory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		imported := heapPeak(func() {
+		imported := testenv.HeapPeak(func() {
 			f, err := os.Open(archive)
 			if err != nil {
 				t.Fatal(err)
