@@ -326,10 +326,7 @@ var descriptions = map[string]opDesc{
 			"tenant. Admins only.",
 		OK:     okJSON(202, "The export, pending. `Location` names it.", schemaRef("AccountExport")),
 		Errors: []int{403, 409},
-		Refusals: map[int]string{
-			403: "The caller is not an admin (`forbidden`).",
-			409: "An export of the tenant is pending or running (`export_in_progress`).",
-		}},
+		Refusals: map[int]string{409: "An export of the tenant is pending or running (`export_in_progress`)."}},
 	"GET /v1/account/exports/{id}": {ID: "getAccountExport", Tag: tagAccount, Summary: "Read an export of the tenant's data",
 		Description: "The export's state; once `done`, with a signed link to its archive, valid 30 seconds. Sent with " +
 			"`Cache-Control: no-store`. The archive is kept 24 hours. Admins only.",
