@@ -324,8 +324,8 @@ var descriptions = map[string]opDesc{
 			"webhooks, the audit log), without password hashes or secrets: a zstd-compressed tar archive, described " +
 			"in the service's documentation. It is made in the background; follow it with GET. One at a time per " +
 			"tenant. Admins only.",
-		OK:     okJSON(202, "The export, pending. `Location` names it.", schemaRef("AccountExport")),
-		Errors: []int{403, 409},
+		OK:       okJSON(202, "The export, pending. `Location` names it.", schemaRef("AccountExport")),
+		Errors:   []int{403, 409},
 		Refusals: map[int]string{409: "An export of the tenant is pending or running (`export_in_progress`)."}},
 	"GET /v1/account/exports/{id}": {ID: "getAccountExport", Tag: tagAccount, Summary: "Read an export of the tenant's data",
 		Description: "The export's state; once `done`, with a signed link to its archive, valid 30 seconds. Sent with " +
