@@ -99,7 +99,7 @@ func main() {
 	pg := fs.String("postgres", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable", "PostgreSQL server (empty: SQLite only)")
 	duration := fs.Duration("duration", 5*time.Second, "how long to drive each load")
 	big := fs.Int64("big", 1<<30, "size of the large upload (files)")
-	clients := fs.Int("clients", 0, "concurrent clients (load: 50, writes: 32)")
+	clients := fs.Int("clients", 0, "concurrent clients (load: 50, writes: 32, lifecycle: 8 of the served tenant)")
 	requests := fs.Int("requests", 400, "requests of the quiet tenant, alone and beside the noise (noisy)")
 	changes := fs.Int("changes", 2000, "changes to deliver to each webhook (webhooks)")
 	tenants := fs.Int("tenants", 10000, "tenants of the crowded database (tenants)")
@@ -118,7 +118,7 @@ func main() {
 		defer stopProfile()
 	}
 	if *clients <= 0 {
-		*clients = map[string]int{"writes": 32}[os.Args[1]]
+		*clients = map[string]int{"writes": 32, "lifecycle": 8}[os.Args[1]]
 		if *clients == 0 {
 			*clients = 50
 		}
@@ -154,7 +154,7 @@ func main() {
 				n = *records
 			}
 		})
-		err = runLifecycle(ctx, *pg, n, *fileBytes, *keep)
+		err = runLifecycle(ctx, *pg, n, *fileBytes, *duration, *clients, *keep)
 	default:
 		err = runFiles(ctx, *big)
 	}
