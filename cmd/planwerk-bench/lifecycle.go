@@ -37,8 +37,8 @@ type lifecycleStep struct {
 	rows    int64 // rows of every table
 	files   int64
 	bytes   int64 // of the archive
-	peakRSS int64 // KiB
-	out     string
+	peakRSS int64  // KiB
+	out     string // what it printed
 }
 
 // runLifecycle seeds a tenant of n records and about fileBytes of files
@@ -50,8 +50,14 @@ type lifecycleStep struct {
 // time, records and megabytes of archive per second, and its process's
 // peak resident memory.
 //
-// With keep the folder (databases, files, archives) and the PostgreSQL
-// schema stay, and are named.
+// Then it deletes the tenant from the PostgreSQL schema and the second
+// SQLite database, each while a service serves another tenant there
+// (deleteBeside), and prints that tenant's latencies before and during
+// the delete.
+//
+// With keep the folder (databases, archives, the source's files) and the
+// PostgreSQL schema stay, and are named; the tenant is left in the source
+// database and the archives.
 func runLifecycle(ctx context.Context, pgURL string, n int, fileBytes int64, d time.Duration, clients int, keep bool) error {
 	if pgURL == "" {
 		return fmt.Errorf("lifecycle: needs --postgres")

@@ -31,7 +31,11 @@
 // --file-bytes of files (default 1 GiB) into a fresh SQLite database and
 // moves it with planwerk tenant export and import, each a process of its
 // own: to PostgreSQL and back to SQLite, printing each step's time,
-// records/s, MB/s of archive and peak resident memory.
+// records/s, MB/s of archive and peak resident memory. Then, on each
+// engine, a service serves a small tenant beside the moved one to
+// --clients clients (default 8), for --duration alone and then while
+// planwerk tenant delete erases the moved tenant; it prints the small
+// tenant's latencies in both windows and the delete's time.
 //
 // "lists" seeds ProjectDay records into a fresh SQLite file and a fresh
 // PostgreSQL schema and measures, over HTTP against the real handler: the

@@ -37,7 +37,10 @@ type deleteResult struct {
 	took          time.Duration
 	rows, files   int64
 	quiet, during []time.Duration // sorted
-	errors        [phases]int64
+	// byKind are the latencies of each kind of request, quiet and during
+	// the delete, sorted.
+	byKind [calmKinds][2][]time.Duration
+	errors [phases]int64
 }
 
 // deletedSummary is the delete command's last line.
@@ -116,7 +119,10 @@ func deleteBeside(ctx context.Context, dsn, folder string, d time.Duration, clie
 		r.files, _ = strconv.ParseInt(m[2], 10, 64)
 	}
 	load.stop()
-	r.quiet, r.during = load.latencies[phaseQuiet], load.latencies[phaseDelete]
+	r.quiet, r.during = load.all(phaseQuiet), load.all(phaseDelete)
+	for k := range r.byKind {
+		r.byKind[k] = [2][]time.Duration{load.latencies[phaseQuiet][k], load.latencies[phaseDelete][k]}
+	}
 	r.errors = load.errors()
 	return r, nil
 }
@@ -124,11 +130,18 @@ func deleteBeside(ctx context.Context, dsn, folder string, d time.Duration, clie
 // calmLoad is the small tenant's steady load: each client in turn lists
 // 50 projects, reads one and creates one, one request after another.
 type calmLoad struct {
-	phase     atomic.Int32
-	errs      [phases]atomic.Int64
-	latencies [phases][]time.Duration
+	phase atomic.Int32
+	errs  [phases]atomic.Int64
+	// latencies of each phase, of each kind of request (list, get,
+	// create), sorted once stopped.
+	latencies [phases][calmKinds][]time.Duration
 	stop      func()
 }
+
+// calmKinds are the kinds of the served tenant's requests.
+const calmKinds = 3
+
+var calmKindNames = [calmKinds]string{"list", "get", "create"}
 
 func startCalmLoad(ctx context.Context, client *http.Client, base, token string, ids []int64, clients int) *calmLoad {
 	l := &calmLoad{}
@@ -139,7 +152,7 @@ func startCalmLoad(ctx context.Context, client *http.Client, base, token string,
 	do := func(i int) error {
 		method, path, want := http.MethodGet, "/v1/projects?limit=50", http.StatusOK
 		var body io.Reader
-		switch i % 3 {
+		switch i % calmKinds {
 		case 1:
 			path = fmt.Sprint("/v1/projects/", ids[i%len(ids)])
 		case 2:
@@ -167,7 +180,7 @@ func startCalmLoad(ctx context.Context, client *http.Client, base, token string,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var local [phases][]time.Duration
+			var local [phases][calmKinds][]time.Duration
 			for i := c; ctx.Err() == nil; i += clients {
 				phase := l.phase.Load()
 				start := time.Now()
@@ -182,11 +195,13 @@ func startCalmLoad(ctx context.Context, client *http.Client, base, token string,
 						fmt.Fprintln(os.Stderr, "served tenant:", err)
 					}
 				}
-				local[phase] = append(local[phase], took)
+				local[phase][i%calmKinds] = append(local[phase][i%calmKinds], took)
 			}
 			mu.Lock()
 			for p := range local {
-				l.latencies[p] = append(l.latencies[p], local[p]...)
+				for k := range local[p] {
+					l.latencies[p][k] = append(l.latencies[p][k], local[p][k]...)
+				}
 			}
 			mu.Unlock()
 		}()
@@ -195,10 +210,22 @@ func startCalmLoad(ctx context.Context, client *http.Client, base, token string,
 		cancel()
 		wg.Wait()
 		for p := range l.latencies {
-			slices.Sort(l.latencies[p])
+			for k := range l.latencies[p] {
+				slices.Sort(l.latencies[p][k])
+			}
 		}
 	})
 	return l
+}
+
+// all returns the latencies of every kind of the phase, sorted.
+func (l *calmLoad) all(phase int32) []time.Duration {
+	var out []time.Duration
+	for _, lat := range l.latencies[phase] {
+		out = append(out, lat...)
+	}
+	slices.Sort(out)
+	return out
 }
 
 func (l *calmLoad) errors() [phases]int64 {
@@ -227,5 +254,15 @@ func printDeletes(rs []deleteResult, d time.Duration, clients int) {
 		fmt.Printf("| %s | %d | %d | %.1f s | %s | %s | %s | %s | %.2f | %s | %.0f / %.0f | %d / %d |\n", r.engine, r.rows, r.files, r.took.Seconds(),
 			ms(quantile(r.quiet, 0.5)), ms(qp99), ms(quantile(r.during, 0.5)), ms(dp99), a2b(dp99, qp99), ms(quantile(r.during, 1)),
 			float64(len(r.quiet))/d.Seconds(), float64(len(r.during))/r.took.Seconds(), r.errors[phaseQuiet], r.errors[phaseDelete])
+	}
+	fmt.Println("\nBy kind of request:")
+	fmt.Println()
+	fmt.Println("| engine | request | quiet p99 | quiet max | during p99 | during max |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for _, r := range rs {
+		for k, lat := range r.byKind {
+			fmt.Printf("| %s | %s | %s | %s | %s | %s |\n", r.engine, calmKindNames[k],
+				ms(quantile(lat[0], 0.99)), ms(quantile(lat[0], 1)), ms(quantile(lat[1], 0.99)), ms(quantile(lat[1], 1)))
+		}
 	}
 }
