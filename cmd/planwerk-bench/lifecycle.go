@@ -36,7 +36,7 @@ type lifecycleStep struct {
 	records int64 // rows of the records table
 	rows    int64 // rows of every table
 	files   int64
-	bytes   int64 // of the archive
+	bytes   int64  // of the archive
 	peakRSS int64  // KiB
 	out     string // what it printed
 }
