@@ -36,8 +36,9 @@ type lifecycleStep struct {
 	records int64 // rows of the records table
 	rows    int64 // rows of every table
 	files   int64
-	bytes   int64 // of the archive
-	peakRSS int64 // KiB
+	bytes   int64  // of the archive
+	peakRSS int64  // KiB
+	out     string // what it printed
 }
 
 // runLifecycle seeds a tenant of n records and about fileBytes of files
@@ -49,9 +50,15 @@ type lifecycleStep struct {
 // time, records and megabytes of archive per second, and its process's
 // peak resident memory.
 //
-// With keep the folder (databases, files, archives) and the PostgreSQL
-// schema stay, and are named.
-func runLifecycle(ctx context.Context, pgURL string, n int, fileBytes int64, keep bool) error {
+// Then it deletes the tenant from the PostgreSQL schema and the second
+// SQLite database, each while a service serves another tenant there
+// (deleteBeside), and prints that tenant's latencies before and during
+// the delete.
+//
+// With keep the folder (databases, archives, the source's files) and the
+// PostgreSQL schema stay, and are named; the tenant is left in the source
+// database and the archives.
+func runLifecycle(ctx context.Context, pgURL string, n int, fileBytes int64, d time.Duration, clients int, keep bool) error {
 	if pgURL == "" {
 		return fmt.Errorf("lifecycle: needs --postgres")
 	}
@@ -112,6 +119,16 @@ func runLifecycle(ctx context.Context, pgURL string, n int, fileBytes int64, kee
 		fmt.Printf("| %s | %.1f s | %.0f | %.0f | %.0f MiB | %.0f | %.0f MiB |\n", s.name, sec, float64(s.records)/sec, float64(s.rows)/sec,
 			float64(s.bytes)/(1<<20), float64(s.bytes)/1e6/sec, float64(s.peakRSS)/1024)
 	}
+	var deletes []deleteResult
+	for _, e := range []struct{ dsn, files string }{{back, filepath.Join(dir, "back-files")}, {pg, filepath.Join(dir, "pg-files")}} {
+		r, err := deleteBeside(ctx, e.dsn, e.files, d, clients)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "delete %s: %s\n", r.engine, r.took.Round(time.Millisecond))
+		deletes = append(deletes, r)
+	}
+	printDeletes(deletes, d, clients)
 	return nil
 }
 
@@ -242,6 +259,7 @@ func runStep(ctx context.Context, name string, args []string) (lifecycleStep, er
 		step.peakRSS, _ = strconv.ParseInt(m[1], 10, 64)
 	}
 	out := stdout.String()
+	step.out = out
 	for _, m := range stepRows.FindAllStringSubmatch(out, -1) {
 		v, _ := strconv.ParseInt(m[2], 10, 64)
 		switch m[1] {

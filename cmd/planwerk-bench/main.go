@@ -31,7 +31,11 @@
 // --file-bytes of files (default 1 GiB) into a fresh SQLite database and
 // moves it with planwerk tenant export and import, each a process of its
 // own: to PostgreSQL and back to SQLite, printing each step's time,
-// records/s, MB/s of archive and peak resident memory.
+// records/s, MB/s of archive and peak resident memory. Then, on each
+// engine, a service serves a small tenant beside the moved one to
+// --clients clients (default 8), for --duration alone and then while
+// planwerk tenant delete erases the moved tenant; it prints the small
+// tenant's latencies in both windows and the delete's time.
 //
 // "lists" seeds ProjectDay records into a fresh SQLite file and a fresh
 // PostgreSQL schema and measures, over HTTP against the real handler: the
@@ -99,7 +103,7 @@ func main() {
 	pg := fs.String("postgres", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable", "PostgreSQL server (empty: SQLite only)")
 	duration := fs.Duration("duration", 5*time.Second, "how long to drive each load")
 	big := fs.Int64("big", 1<<30, "size of the large upload (files)")
-	clients := fs.Int("clients", 0, "concurrent clients (load: 50, writes: 32)")
+	clients := fs.Int("clients", 0, "concurrent clients (load: 50, writes: 32, lifecycle: 8 of the served tenant)")
 	requests := fs.Int("requests", 400, "requests of the quiet tenant, alone and beside the noise (noisy)")
 	changes := fs.Int("changes", 2000, "changes to deliver to each webhook (webhooks)")
 	tenants := fs.Int("tenants", 10000, "tenants of the crowded database (tenants)")
@@ -118,7 +122,7 @@ func main() {
 		defer stopProfile()
 	}
 	if *clients <= 0 {
-		*clients = map[string]int{"writes": 32}[os.Args[1]]
+		*clients = map[string]int{"writes": 32, "lifecycle": 8}[os.Args[1]]
 		if *clients == 0 {
 			*clients = 50
 		}
@@ -154,7 +158,7 @@ func main() {
 				n = *records
 			}
 		})
-		err = runLifecycle(ctx, *pg, n, *fileBytes, *keep)
+		err = runLifecycle(ctx, *pg, n, *fileBytes, *duration, *clients, *keep)
 	default:
 		err = runFiles(ctx, *big)
 	}
