@@ -17,8 +17,10 @@ import (
 // operator's command does beside a running service, while another
 // tenant writes one record after another on the service's handle. It
 // reports how long the erasure took, its longest batch (a transaction,
-// its commit included) and the other tenant's slowest write; the writes
-// must never wait a second.
+// its commit included) and the other tenant's slowest write, and checks
+// that every write succeeded and that nothing of the tenant is left. It
+// asserts no time: how long writes waited beside an erasure is measured
+// by planwerk-bench lifecycle, on a machine doing nothing else.
 func TestEraseTenantLoad(t *testing.T) {
 	testenv.EachInTurn(t, func(t *testing.T, b testenv.Backend) {
 		const records = 20000
@@ -87,8 +89,5 @@ func TestEraseTenantLoad(t *testing.T) {
 		t.Logf("%s: erased %d rows (%d records) in %v, %d batches, the longest %v; the other tenant's %d writes meanwhile, the slowest %v",
 			b.Name, rows, rowsBefore["records"], took.Round(time.Millisecond), batches, longest.Round(time.Millisecond),
 			writes, slowest.Round(time.Millisecond))
-		if slowest > time.Second {
-			t.Errorf("another tenant's write waited %v during the erasure", slowest)
-		}
 	})
 }
