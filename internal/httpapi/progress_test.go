@@ -4,6 +4,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"planwerk/internal/config"
+	"planwerk/internal/store"
 	"planwerk/internal/testenv"
 )
 
@@ -49,11 +51,12 @@ func TestStreamsOutlastDeadline(t *testing.T) {
 		seedRecords(t, srv, acme.ID, "projects", 1000, 10<<10)
 		slow := func(r io.Reader, chunk int) *paced { return &paced{r: r, chunk: chunk, pause: 200 * time.Millisecond} }
 		// upload stores data on a new project document and returns the
-		// upload's id.
+		// upload's id. The project and the document are written through the
+		// store: only the upload is the test's, and a loaded machine may
+		// take longer than the short deadline for a plain create.
 		upload := func(data io.Reader, ct string) int64 {
-			project := admin.Create(t, "projects", testenv.M{"name": "P"})
-			doc := admin.Create(t, "documents", testenv.M{"model": "project", "record": testenv.ID(t, project), "category": 7})
-			up := admin.With("Content-Type", ct).Object(t, http.MethodPost, fmt.Sprintf("/v1/files/upload/document/%d", testenv.ID(t, doc)), data, http.StatusCreated)
+			doc := storedDocument(t, srv, acme.ID)
+			up := admin.With("Content-Type", ct).Object(t, http.MethodPost, fmt.Sprintf("/v1/files/upload/document/%d", doc), data, http.StatusCreated)
 			return testenv.ID(t, up)
 		}
 
@@ -101,6 +104,33 @@ func TestStreamsOutlastDeadline(t *testing.T) {
 			t.Fatalf("the download took %s, not twice the deadline: the test proves nothing", took)
 		}
 	})
+}
+
+// storedDocument writes a project and a document of it through the store
+// and returns the document's id.
+func storedDocument(t *testing.T, srv *testenv.Server, tenantID int64) int64 {
+	t.Helper()
+	db, ctx := srv.Service.DB, context.Background()
+	var doc int64
+	err := db.Tx(ctx, func(q store.Querier) error {
+		project, err := db.NewID(ctx, q, tenantID)
+		if err != nil {
+			return err
+		}
+		if _, err := db.InsertRecord(ctx, q, tenantID, store.Collection{Table: "records", Resource: "projects"}, project, map[string]any{"name": "P"}); err != nil {
+			return err
+		}
+		if doc, err = db.NewID(ctx, q, tenantID); err != nil {
+			return err
+		}
+		_, err = db.InsertRecord(ctx, q, tenantID, store.Collection{Table: "records", Resource: "documents"}, doc,
+			map[string]any{"model": "project", "record": project, "category": 7})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
 }
 
 // randomBytes is n deterministic bytes distinct per seed.
