@@ -26,7 +26,6 @@ import (
 	"log/slog"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"planwerk/internal/auth"
@@ -429,27 +428,15 @@ func (s *Service) Purge(ctx context.Context, now time.Time) (int, error) {
 // and returns how many it removed. Only keys of the exports' own form
 // are touched.
 func (s *Service) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
-	removed := 0
-	err := s.fs.Walk(ctx, "exports/t", func(key string, modTime time.Time) error {
+	return filestore.Sweep(ctx, s.fs, "exports/t", cutoff, func(key string) (bool, error) {
 		var tenantID int64
-		if !modTime.Before(cutoff) || !strings.HasPrefix(key, "exports/t") {
-			return nil
-		}
 		if _, err := fmt.Sscanf(key, "exports/t%d/", &tenantID); err != nil {
-			return nil
+			return true, nil // not of the exports' form
 		}
 		var n int
 		err := s.db.Reader().QueryRowContext(ctx, `SELECT count(*) FROM account_exports WHERE tenant_id = $1 AND storage_key = $2`, tenantID, key).Scan(&n)
-		if err != nil || n > 0 {
-			return err
-		}
-		if err := s.fs.Delete(ctx, key); err != nil {
-			return err
-		}
-		removed++
-		return nil
+		return n > 0, err
 	})
-	return removed, err
 }
 
 // EraseTenant removes every archive of the tenant's exports from fs and

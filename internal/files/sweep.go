@@ -22,28 +22,16 @@ func (s *Service) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
 
 // sweepFiles removes temporary files and files no upload names.
 func (s *Service) sweepFiles(ctx context.Context, cutoff time.Time) (int, error) {
-	removed := 0
-	err := s.fs.Walk(ctx, "", func(key string, modTime time.Time) error {
-		if !modTime.Before(cutoff) {
-			return nil
+	return filestore.Sweep(ctx, s.fs, "", cutoff, func(key string) (bool, error) {
+		if filestore.IsTemporary(key) {
+			return false, nil
 		}
-		if !filestore.IsTemporary(key) {
-			tenantID, ok := ownKey(key)
-			if !ok {
-				return nil
-			}
-			used, err := s.db.StorageKeyInUse(ctx, tenantID, key)
-			if err != nil || used {
-				return err
-			}
+		tenantID, ok := ownKey(key)
+		if !ok {
+			return true, nil // not Planwerk's
 		}
-		if err := s.fs.Delete(ctx, key); err != nil {
-			return err
-		}
-		removed++
-		return nil
+		return s.db.StorageKeyInUse(ctx, tenantID, key)
 	})
-	return removed, err
 }
 
 // sweepIncomplete aborts unfinished multipart uploads. No upload row ever

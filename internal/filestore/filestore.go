@@ -122,3 +122,25 @@ func encodeRFC8187(s string) string {
 	}
 	return b.String()
 }
+
+// Sweep removes the files under prefix last written before cutoff that
+// keep does not claim, and returns how many it removed: what a crash left
+// between writing a file and recording it. A younger file may belong to a
+// write that is about to be recorded, so it stays.
+func Sweep(ctx context.Context, s Store, prefix string, cutoff time.Time, keep func(key string) (bool, error)) (int, error) {
+	removed := 0
+	err := s.Walk(ctx, prefix, func(key string, modTime time.Time) error {
+		if !modTime.Before(cutoff) {
+			return nil
+		}
+		if kept, err := keep(key); err != nil || kept {
+			return err
+		}
+		if err := s.Delete(ctx, key); err != nil {
+			return err
+		}
+		removed++
+		return nil
+	})
+	return removed, err
+}
