@@ -384,41 +384,11 @@ func (s *Service) renew(ctx context.Context, c claimed, cancel context.CancelFun
 func (s *Service) Purge(ctx context.Context, now time.Time) (int, error) {
 	removed := 0
 	for {
-		rows, err := s.db.Reader().QueryContext(ctx, `SELECT tenant_id, id, storage_key FROM account_exports
+		n, err := remove(ctx, s.db, s.fs, `SELECT tenant_id, id, storage_key FROM account_exports
 			WHERE status IN ($1, $2) AND expires_at < $3 ORDER BY expires_at LIMIT 100`, Done, Failed, store.Timestamp(now))
-		if err != nil {
-			return removed, fmt.Errorf("purge exports: %w", err)
-		}
-		type gone struct {
-			tenantID, id int64
-			key          sql.NullString
-		}
-		var batch []gone
-		for rows.Next() {
-			var g gone
-			if err := rows.Scan(&g.tenantID, &g.id, &g.key); err != nil {
-				rows.Close()
-				return removed, fmt.Errorf("purge exports: %w", err)
-			}
-			batch = append(batch, g)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return removed, fmt.Errorf("purge exports: %w", err)
-		}
-		for _, g := range batch {
-			if g.key.Valid {
-				if err := s.fs.Delete(ctx, g.key.String); err != nil {
-					return removed, err
-				}
-			}
-			if _, err := s.db.ExecOne(ctx, "purge export", `DELETE FROM account_exports WHERE tenant_id = $1 AND id = $2`, g.tenantID, g.id); err != nil {
-				return removed, err
-			}
-			removed++
-		}
-		if len(batch) < 100 {
-			return removed, nil
+		removed += n
+		if err != nil || n < 100 {
+			return removed, err
 		}
 	}
 }
@@ -444,41 +414,48 @@ func (s *Service) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
 // rows go.
 func EraseTenant(ctx context.Context, db Engine, fs filestore.Store, tenantID int64) error {
 	for {
-		rows, err := db.Reader().QueryContext(ctx, `SELECT id, storage_key FROM account_exports WHERE tenant_id = $1 ORDER BY id LIMIT 100`, tenantID)
-		if err != nil {
-			return fmt.Errorf("erase exports: %w", err)
-		}
-		type export struct {
-			id  int64
-			key sql.NullString
-		}
-		var batch []export
-		for rows.Next() {
-			var e export
-			if err := rows.Scan(&e.id, &e.key); err != nil {
-				rows.Close()
-				return fmt.Errorf("erase exports: %w", err)
-			}
-			batch = append(batch, e)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("erase exports: %w", err)
-		}
-		if len(batch) == 0 {
-			return nil
-		}
-		for _, e := range batch {
-			if e.key.Valid {
-				if err := fs.Delete(ctx, e.key.String); err != nil {
-					return err
-				}
-			}
-			if _, err := db.ExecOne(ctx, "erase export", `DELETE FROM account_exports WHERE tenant_id = $1 AND id = $2`, tenantID, e.id); err != nil {
-				return err
-			}
+		n, err := remove(ctx, db, fs, `SELECT tenant_id, id, storage_key FROM account_exports WHERE tenant_id = $1 ORDER BY id LIMIT 100`, tenantID)
+		if err != nil || n == 0 {
+			return err
 		}
 	}
+}
+
+// remove removes the exports query names (tenant_id, id, storage_key),
+// each archive before its row, and returns how many it removed.
+func remove(ctx context.Context, db Engine, fs filestore.Store, query string, args ...any) (int, error) {
+	type export struct {
+		tenantID, id int64
+		key          sql.NullString
+	}
+	rows, err := db.Reader().QueryContext(ctx, query, args...)
+	if err != nil {
+		return 0, fmt.Errorf("remove exports: %w", err)
+	}
+	var batch []export
+	for rows.Next() {
+		var e export
+		if err := rows.Scan(&e.tenantID, &e.id, &e.key); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("remove exports: %w", err)
+		}
+		batch = append(batch, e)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("remove exports: %w", err)
+	}
+	for i, e := range batch {
+		if e.key.Valid {
+			if err := fs.Delete(ctx, e.key.String); err != nil {
+				return i, err
+			}
+		}
+		if _, err := db.ExecOne(ctx, "remove export", `DELETE FROM account_exports WHERE tenant_id = $1 AND id = $2`, e.tenantID, e.id); err != nil {
+			return i, err
+		}
+	}
+	return len(batch), nil
 }
 
 func randomHex(n int) string {
