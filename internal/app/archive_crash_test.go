@@ -30,7 +30,7 @@ func TestImportKilled(t *testing.T) {
 	bin := testenv.BuildBinary(t, t.TempDir())
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
-		src := testenv.Start(t, b)
+		src := testenv.Start(t, b, loopbackHooks)
 		seedArchive(t, src, "acme", 1<<20, 1<<20, 1<<20)
 		file := exportTenant(t, src, "acme", t.TempDir())
 		archive := readFile(t, file)

@@ -40,6 +40,10 @@ type archived struct {
 
 const memberPassword = "member-password" // testenv.Client.Member's
 
+// loopbackHooks lets a test server's webhooks name loopback addresses, as
+// seedArchive's does.
+func loopbackHooks(cfg *config.Config) { cfg.WebhookAllowPrivate = true }
+
 // seedArchive makes a tenant of slug on srv with records of several
 // resources (approved project days, skills, a deleted record), a member,
 // uploads of files sizes bytes each, an API client, a webhook, account
@@ -73,7 +77,9 @@ func seedArchive(t *testing.T, srv *testenv.Server, slug string, sizes ...int) a
 	c := admin.APIClient(t, "sync", admin.UserID, "read write")
 	a.clientID, _ = c["clientId"].(string)
 	a.clientSecret, _ = c["clientSecret"].(string)
-	hook := admin.Object(t, http.MethodPost, "/v1/webhooks", testenv.M{"url": "https://93.184.215.14/hook", "resources": []string{"projects"}}, http.StatusCreated)
+	// At a loopback address nothing listens on (the server runs with
+	// loopbackHooks), and disabled before any change it would carry.
+	hook := admin.Object(t, http.MethodPost, "/v1/webhooks", testenv.M{"url": "http://127.0.0.1:9/hook", "resources": []string{"projects"}}, http.StatusCreated)
 	admin.Object(t, http.MethodPatch, fmt.Sprintf("/v1/webhooks/%d", testenv.ID(t, hook)), testenv.M{"enabled": false}, http.StatusOK)
 	admin.Object(t, http.MethodPatch, "/v1/account/settings", testenv.M{"timerMode": "DURATION", "useWorktime": true}, http.StatusOK)
 	if err := srv.Service.DB.SetTenantStorage(context.Background(), slug, 5<<30); err != nil {
@@ -132,7 +138,7 @@ func TestTenantExportImport(t *testing.T) {
 			files := func(name string) func(*config.Config) {
 				return func(cfg *config.Config) { cfg.Files = testenv.Files(t, testenv.FileBackend{Name: name}) }
 			}
-			src := testenv.Start(t, testenv.Backend{Name: c.from}, files(c.fromFiles))
+			src := testenv.Start(t, testenv.Backend{Name: c.from}, files(c.fromFiles), loopbackHooks)
 			dst := testenv.Start(t, testenv.Backend{Name: c.to}, files(c.toFiles))
 			a := seedArchive(t, src, "acme", 300<<10)
 
@@ -412,7 +418,7 @@ func TestTenantImportRefusals(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
-		src := testenv.Start(t, b)
+		src := testenv.Start(t, b, loopbackHooks)
 		seedArchive(t, src, "acme", 512<<10, 512<<10)
 		dir := t.TempDir()
 		good := readFile(t, exportTenant(t, src, "acme", dir))

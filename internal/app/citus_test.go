@@ -21,9 +21,10 @@ import (
 // its coordinator (README: Running on Citus). Without it they skip.
 
 // TestCitusMigrate: planwerk migrate distributes the schema: every table
-// of Planwerk's is a reference table (tenants, service_secrets) or
-// distributed by tenant_id, all of those in one co-location group; the
-// migration library's version table stays on the coordinator. A second
+// of Planwerk's is a reference table (tenants, tenant_states,
+// service_secrets) or distributed by tenant_id, all of those in one
+// co-location group; the migration library's version table stays on the
+// coordinator. A second
 // run changes nothing, and a Citus worker is refused as an entry point.
 func TestCitusMigrate(t *testing.T) {
 	dsn := testenv.CitusDSN(t)
@@ -58,7 +59,7 @@ func TestCitusMigrate(t *testing.T) {
 			if method != "" {
 				t.Errorf("schema_migrations is a Citus table (%s), want it local to the coordinator", method)
 			}
-		case name == "tenants" || name == "service_secrets":
+		case name == "tenants" || name == "service_secrets" || name == "tenant_states":
 			if method != "n" || model != "t" {
 				t.Errorf("%s: method %q, replication %q; want a reference table", name, method, model)
 			}
@@ -220,7 +221,7 @@ func TestCitusRouting(t *testing.T) {
 func TestCitusImport(t *testing.T) {
 	dsn := testenv.CitusDSN(t)
 	ctx := context.Background()
-	src := testenv.Start(t, testenv.Backend{Name: "sqlite"})
+	src := testenv.Start(t, testenv.Backend{Name: "sqlite"}, loopbackHooks)
 	a := seedArchive(t, src, "moved", 1<<10, 1<<12)
 	file := exportTenant(t, src, "moved", t.TempDir())
 	env := map[string]string{"PLANWERK_DATABASE": dsn, "PLANWERK_FILES": filepath.Join(t.TempDir(), "files")}

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"planwerk/internal/config"
-	"planwerk/internal/exports"
-	"planwerk/internal/files"
 	"planwerk/internal/filestore"
+	"planwerk/internal/lifecycle"
 	"planwerk/internal/store"
 	"planwerk/internal/tenancy"
 )
@@ -107,82 +105,11 @@ func runTenantDelete(ctx context.Context, args []string, stdio IO) error {
 		return err
 	}
 	fmt.Fprintf(stdio.Stdout, "tenant %s (id %d) is being deleted: every instance treats it as unknown within %v\n", slug, t.ID, tenancy.CacheTTL)
-	e, err := eraseTenant(ctx, db, fstore, t.ID, since.Add(tenancy.CacheTTL), func(line string) { fmt.Fprintln(stdio.Stdout, line) })
+	e, err := lifecycle.EraseTenant(ctx, db, fstore, t.ID, since.Add(tenancy.CacheTTL), func(line string) { fmt.Fprintln(stdio.Stdout, line) })
 	if err != nil {
 		return fmt.Errorf("tenant %s not yet deleted, run the command again to finish: %w", slug, err)
 	}
 	fmt.Fprintf(stdio.Stdout, "deleted tenant %s (id %d): %d rows in %d tables, %d files (%d bytes)\n",
-		slug, t.ID, e.rows, e.tables, e.files.Files, e.files.Bytes)
+		slug, t.ID, e.Rows, e.Tables, e.Files.Files, e.Files.Bytes)
 	return nil
-}
-
-// erasure counts what eraseTenant removed.
-type erasure struct {
-	rows, tables int64
-	files        files.Erased
-}
-
-// eraseTenant erases every file and row of the tenant with id, which is
-// no longer served (deleting, or an import that never completed): its
-// uploads' files first, each before its row; then, once every instance
-// has stopped serving the tenant (at servedUntil: the state's change and
-// a tenant cache's time to live), the files of uploads in flight then
-// and the rows of every table, and last the tenant's row. Cut short, it
-// goes on where it stopped when run again. servedUntil is the zero time
-// for a tenant that was never served (an import cut short). report, when
-// set, is told what was erased, a line at a time.
-func eraseTenant(ctx context.Context, db *store.DB, fs filestore.Store, id int64, servedUntil time.Time, report func(line string)) (erasure, error) {
-	if report == nil {
-		report = func(string) {}
-	}
-	var e erasure
-	uploads := newTables(db).uploads
-	erased, err := files.Erase(ctx, uploads, fs, id, nil)
-	if err != nil {
-		return e, err
-	}
-	if wait := time.Until(servedUntil); wait > 0 {
-		report(fmt.Sprintf("waiting %v for every instance to stop serving it", wait.Round(100*time.Millisecond)))
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
-			return e, context.Cause(ctx)
-		}
-	}
-	late, err := files.Erase(ctx, uploads, fs, id, nil)
-	if err != nil {
-		return e, err
-	}
-	// The archives of its account exports are kept under keys of their
-	// own.
-	if err := exports.EraseTenant(ctx, db, fs, id); err != nil {
-		return e, err
-	}
-	e.files = files.Erased{Files: erased.Files + late.Files, Bytes: erased.Bytes + late.Bytes, Leftovers: erased.Leftovers + late.Leftovers}
-	report(fmt.Sprintf("files: %d (%d bytes), and %d other files under the tenant's keys", e.files.Files, e.files.Bytes, e.files.Leftovers))
-	if e.files.Files > 0 {
-		report(fmt.Sprintf("uploads: %d rows", e.files.Files))
-		e.rows, e.tables = e.files.Files, 1
-	}
-	var table string
-	var rows int64
-	done := func() {
-		if table != "" {
-			report(fmt.Sprintf("%s: %d rows", table, rows))
-			e.tables++
-		}
-	}
-	err = db.EraseTenant(ctx, id, func(t string, n int64) {
-		if t != table {
-			done()
-			table, rows = t, 0
-		}
-		rows += n
-		e.rows += n
-	})
-	if err != nil {
-		return e, err
-	}
-	done()
-	return e, nil
 }

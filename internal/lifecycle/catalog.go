@@ -155,9 +155,6 @@ var tables = []table{
 type skippedTable struct {
 	// engine is the one engine that has the table ("" for both).
 	engine string
-	// key batches the erasure of a failed import's rows ("" for none:
-	// an import writes none there).
-	key    string
 	reason string
 }
 
@@ -167,7 +164,7 @@ var skippedTables = map[string]skippedTable{
 	"access_tokens":      {reason: "sign-ins end with the move: users sign in again, API clients ask for new tokens"},
 	"refresh_tokens":     {reason: "sign-ins end with the move"},
 	"idempotency_keys":   {reason: "kept for a day to answer retries of requests to the source"},
-	"changes":            {key: "seq", reason: "the imported tenant's change feed starts afresh"},
+	"changes":            {reason: "the imported tenant's change feed starts afresh"},
 	"change_positions":   {reason: "the imported tenant's change feed starts afresh"},
 	"webhook_deliveries": {reason: "deliveries of the source's change feed"},
 	"tenant_states":      {reason: "an import makes its tenant importing, then active"},

@@ -5,23 +5,92 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
+	"planwerk/internal/exports"
+	"planwerk/internal/files"
 	"planwerk/internal/filestore"
 	"planwerk/internal/store"
 )
 
-// eraseBatch bounds the rows one transaction of eraseImport deletes.
-const eraseBatch = 1000
+// Erasure counts what EraseTenant removed.
+type Erasure struct {
+	Rows, Tables int64
+	Files        files.Erased
+}
 
-// eraseImport removes a tenant whose import did not complete: its files
-// first (each named by an upload row, which goes with it), then its rows
-// of every table in the catalog, a batch per transaction, and its tenants
-// row last, so that an erasure cut short leaves the tenant importing and
-// the next one finishes it. It refuses a tenant that is not importing.
-//
-// It stands for the erasure of a whole tenant that tenant deletion
-// brings; once the engine has one, this is a call of it.
-func eraseImport(ctx context.Context, db Database, files filestore.Store, tenantID int64) error {
+// EraseTenant erases every file and row of the tenant with id, which is
+// no longer served (deleting, or an import that never completed): its
+// uploads' files first, each before its row; then, once every instance
+// has stopped serving the tenant (at servedUntil: the state's change and
+// a tenant cache's time to live), the files of uploads in flight then,
+// the archives of its account exports, the rows of every table and last
+// the tenant's row. Cut short, it goes on where it stopped when run
+// again. servedUntil is the zero time for a tenant that was never served
+// (an import cut short). report, when set, is told what was erased, a
+// line at a time.
+func EraseTenant(ctx context.Context, db Database, fs filestore.Store, id int64, servedUntil time.Time, report func(line string)) (Erasure, error) {
+	if report == nil {
+		report = func(string) {}
+	}
+	var e Erasure
+	uploads := files.NewTables(db)
+	erased, err := files.Erase(ctx, uploads, fs, id, nil)
+	if err != nil {
+		return e, err
+	}
+	if wait := time.Until(servedUntil); wait > 0 {
+		report(fmt.Sprintf("waiting %v for every instance to stop serving it", wait.Round(100*time.Millisecond)))
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return e, context.Cause(ctx)
+		}
+		late, err := files.Erase(ctx, uploads, fs, id, nil)
+		if err != nil {
+			return e, err
+		}
+		erased = files.Erased{Files: erased.Files + late.Files, Bytes: erased.Bytes + late.Bytes, Leftovers: erased.Leftovers + late.Leftovers}
+	}
+	// The archives of its account exports are kept under keys of their
+	// own.
+	if err := exports.EraseTenant(ctx, db, fs, id); err != nil {
+		return e, err
+	}
+	e.Files = erased
+	report(fmt.Sprintf("files: %d (%d bytes), and %d other files under the tenant's keys", e.Files.Files, e.Files.Bytes, e.Files.Leftovers))
+	if e.Files.Files > 0 {
+		report(fmt.Sprintf("uploads: %d rows", e.Files.Files))
+		e.Rows, e.Tables = e.Files.Files, 1
+	}
+	var table string
+	var rows int64
+	done := func() {
+		if table != "" {
+			report(fmt.Sprintf("%s: %d rows", table, rows))
+			e.Tables++
+		}
+	}
+	err = db.EraseTenant(ctx, id, func(t string, n int64) {
+		if t != table {
+			done()
+			table, rows = t, 0
+		}
+		rows += n
+		e.Rows += n
+	})
+	if err != nil {
+		return e, err
+	}
+	done()
+	return e, nil
+}
+
+// eraseImport removes a tenant whose import did not complete, as
+// EraseTenant does; it refuses a tenant that is not importing. Cut
+// short, it leaves the tenant importing, and the next import of its slug
+// finishes it.
+func eraseImport(ctx context.Context, db Database, fs filestore.Store, tenantID int64) error {
 	var state sql.NullString
 	err := db.Reader().QueryRowContext(ctx, `SELECT state FROM tenant_states WHERE tenant_id = $1`, tenantID).Scan(&state)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -30,115 +99,8 @@ func eraseImport(ctx context.Context, db Database, files filestore.Store, tenant
 	if state.String != store.TenantImporting {
 		return fmt.Errorf("erase import: tenant %d is not importing", tenantID)
 	}
-	if err := eraseFiles(ctx, db, files, tenantID); err != nil {
-		return err
-	}
-	for _, t := range eraseOrder(db.Engine()) {
-		if err := eraseRows(ctx, db, tenantID, t.name, t.key); err != nil {
-			return err
-		}
-	}
-	err = db.Tx(ctx, func(q store.Querier) error {
-		if _, err := q.ExecContext(ctx, `DELETE FROM tenant_states WHERE tenant_id = $1`, tenantID); err != nil {
-			return err
-		}
-		_, err := q.ExecContext(ctx, `DELETE FROM tenants WHERE id = $1`, tenantID)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("erase import: tenant: %w", err)
+	if _, err := EraseTenant(ctx, db, fs, tenantID, time.Time{}, nil); err != nil {
+		return fmt.Errorf("erase import: %w", err)
 	}
 	return nil
-}
-
-// eraseFiles removes the files of the tenant's uploads, and the uploads,
-// a batch at a time: a file is gone before the row that names it.
-func eraseFiles(ctx context.Context, db Database, files filestore.Store, tenantID int64) error {
-	for {
-		rows, err := db.Reader().QueryContext(ctx, `SELECT id, storage_key FROM uploads WHERE tenant_id = $1 ORDER BY id LIMIT $2`, tenantID, eraseBatch)
-		if err != nil {
-			return fmt.Errorf("erase import: uploads: %w", err)
-		}
-		var last int64
-		var keys []string
-		for rows.Next() {
-			var key string
-			if err := rows.Scan(&last, &key); err != nil {
-				rows.Close()
-				return fmt.Errorf("erase import: uploads: %w", err)
-			}
-			keys = append(keys, key)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("erase import: uploads: %w", err)
-		}
-		if len(keys) == 0 {
-			return nil
-		}
-		for _, key := range keys {
-			if err := files.Delete(ctx, key); err != nil {
-				return fmt.Errorf("erase import: file %s: %w", key, err)
-			}
-		}
-		err = db.Tx(ctx, func(q store.Querier) error {
-			_, err := q.ExecContext(ctx, `DELETE FROM uploads WHERE tenant_id = $1 AND id <= $2`, tenantID, last)
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("erase import: uploads: %w", err)
-		}
-	}
-}
-
-// erasable is a table eraseImport empties of the tenant's rows, by key
-// in batches ("" or tenant_id: at once).
-type erasable struct{ name, key string }
-
-// eraseOrder is every table of the catalog the engine has, exported or
-// skipped, but for tenant_states, which goes with the tenant.
-func eraseOrder(engine string) []erasable {
-	var out []erasable
-	for _, t := range tables {
-		out = append(out, erasable{t.name, t.key})
-	}
-	for _, name := range sortedKeys(skippedTables) {
-		s := skippedTables[name]
-		if name != "tenant_states" && (s.engine == "" || s.engine == engine) {
-			out = append(out, erasable{name, s.key})
-		}
-	}
-	return out
-}
-
-// eraseRows deletes the tenant's rows of a table.
-func eraseRows(ctx context.Context, db Database, tenantID int64, table, key string) error {
-	if key == "" || key == "tenant_id" {
-		err := db.Tx(ctx, func(q store.Querier) error {
-			_, err := q.ExecContext(ctx, `DELETE FROM `+table+` WHERE tenant_id = $1`, tenantID)
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("erase import: %s: %w", table, err)
-		}
-		return nil
-	}
-	for {
-		var n int64
-		err := db.Tx(ctx, func(q store.Querier) error {
-			res, err := q.ExecContext(ctx, `DELETE FROM `+table+` WHERE tenant_id = $1 AND `+key+` IN (
-				SELECT `+key+` FROM `+table+` WHERE tenant_id = $1 ORDER BY `+key+` LIMIT $2)`, tenantID, eraseBatch)
-			if err != nil {
-				return err
-			}
-			n, err = res.RowsAffected()
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("erase import: %s: %w", table, err)
-		}
-		if n < eraseBatch {
-			return nil
-		}
-	}
 }

@@ -16,6 +16,8 @@ import (
 	"context"
 	"errors"
 
+	"planwerk/internal/exports"
+	"planwerk/internal/files"
 	"planwerk/internal/store"
 )
 
@@ -46,14 +48,15 @@ var (
 	ErrNoSecrets = errors.New("the archive holds no password hashes and secrets")
 )
 
-// Database is what moving a tenant needs of the engine (a *store.DB).
+// Database is what moving and erasing a tenant needs of the engine (a
+// *store.DB): the uploads' and the account exports' tables live on it.
 type Database interface {
+	files.Engine
+	exports.Engine
 	Snapshot(ctx context.Context, fn func(q store.Querier) error) error
-	Tx(ctx context.Context, fn func(q store.Querier) error) error
-	Reader() store.Querier
 	StoredDoc() string
-	IsUniqueViolation(err error) bool
 	Engine() string
+	EraseTenant(ctx context.Context, tenantID int64, progress func(table string, rows int64)) error
 	IDsHandedOut(ctx context.Context, q store.Querier, tenantID int64) (int64, error)
 	ReserveIDs(ctx context.Context, q store.Querier, tenantID, through int64) error
 	LockTenant(ctx context.Context, slug string) (func(), error)
