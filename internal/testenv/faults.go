@@ -8,6 +8,8 @@ import (
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/Shopify/toxiproxy/v2/stream"
+	"github.com/Shopify/toxiproxy/v2/toxics"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 )
@@ -81,6 +83,60 @@ func (p *Proxy) Freeze(t testing.TB) {
 	p.add(t, "timeout", "downstream", map[string]any{"timeout": 0})
 	p.add(t, "timeout", "upstream", map[string]any{"timeout": 0})
 }
+
+// StallAfter passes the first n bytes each open or new connection carries
+// from the dependency from now on, then holds back everything after them
+// (and drops it), as a server that hangs midway through a response does.
+// It is in place before the bytes flow: adding a toxic to a connection
+// whose client has stopped reading would wait for that client.
+func (p *Proxy) StallAfter(t testing.TB, n int64) {
+	t.Helper()
+	p.add(t, "stall_after", "downstream", map[string]any{"bytes": n})
+}
+
+// stallAfter is the toxic of StallAfter.
+type stallAfter struct {
+	Bytes int64 `json:"bytes"`
+}
+
+// stallState counts a connection's bytes passed.
+type stallState struct{ passed int64 }
+
+func (s *stallAfter) NewState() any { return new(stallState) }
+
+func (s *stallAfter) Pipe(stub *toxics.ToxicStub) {
+	state := stub.State.(*stallState)
+	for {
+		select {
+		case <-stub.Interrupt:
+			return
+		case c := <-stub.Input:
+			switch {
+			case c == nil && state.passed < s.Bytes:
+				stub.Close()
+				return
+			case c == nil:
+				// A server that hangs does not close the connection
+				// either: it stays open until the proxy stops.
+				<-stub.Interrupt
+				return
+			}
+			if left := s.Bytes - state.passed; left > 0 {
+				if int64(len(c.Data)) > left {
+					c = &stream.StreamChunk{Timestamp: c.Timestamp, Data: c.Data[:left]}
+				}
+				select {
+				case stub.Output <- c:
+					state.passed += int64(len(c.Data))
+				case <-stub.Interrupt:
+					return
+				}
+			}
+		}
+	}
+}
+
+func init() { toxics.Register("stall_after", new(stallAfter)) }
 
 // Slow delays every chunk of data by latency in both directions.
 func (p *Proxy) Slow(t testing.TB, latency time.Duration) {
