@@ -37,15 +37,11 @@ func runTenantExport(ctx context.Context, args []string, stdio IO) (err error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	db, err := openCurrent(ctx, cfg, readOnly)
+	db, files, err := openStores(ctx, cfg, readOnly)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	files, err := filestore.Open(ctx, cfg.Files)
-	if err != nil {
-		return err
-	}
 	dir := filepath.Dir(out)
 	tmp, err := os.CreateTemp(dir, filepath.Base(out)+".tmp-*")
 	if err != nil {
@@ -106,15 +102,11 @@ func runTenantImport(ctx context.Context, args []string, stdio IO) error {
 		return err
 	}
 	defer f.Close()
-	db, err := openCurrent(ctx, cfg, readWrite)
+	db, files, err := openStores(ctx, cfg, readWrite)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	files, err := filestore.Open(ctx, cfg.Files)
-	if err != nil {
-		return err
-	}
 	sum, err := lifecycle.Import(ctx, db, files, bufio.NewReaderSize(f, 1<<20), lifecycle.ImportOptions{Slug: slug, TempDir: os.TempDir()})
 	if err != nil {
 		return fmt.Errorf("import %s: %w", in, err)
@@ -140,4 +132,18 @@ func syncFolder(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// openStores opens the file store cfg names, then its database: a file
+// store that cannot be opened stops a command before it changes anything.
+func openStores(ctx context.Context, cfg config.Config, mode access) (*store.DB, filestore.Store, error) {
+	files, err := filestore.Open(ctx, cfg.Files)
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err := openCurrent(ctx, cfg, mode)
+	if err != nil {
+		return nil, nil, err
+	}
+	return db, files, nil
 }

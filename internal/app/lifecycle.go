@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"planwerk/internal/config"
-	"planwerk/internal/filestore"
 	"planwerk/internal/lifecycle"
 	"planwerk/internal/store"
 	"planwerk/internal/tenancy"
@@ -81,13 +80,8 @@ func runTenantDelete(ctx context.Context, args []string, stdio IO) error {
 	case confirm != slug:
 		return fmt.Errorf("%w: --confirm must repeat the slug %q: a deleted tenant cannot be brought back", ErrUsage, slug)
 	}
-	// The file store first: one that cannot be opened stops the command
-	// before it changes anything.
-	fstore, err := filestore.Open(ctx, fileStore)
-	if err != nil {
-		return err
-	}
-	db, err := openCurrent(ctx, cfg, readWrite)
+	cfg.Files = fileStore
+	db, fstore, err := openStores(ctx, cfg, readWrite)
 	if err != nil {
 		return err
 	}
