@@ -23,13 +23,15 @@ import (
 	"planwerk/internal/app"
 	"planwerk/internal/config"
 	"planwerk/internal/store"
+	"planwerk/internal/tracing"
 	"planwerk/internal/users"
 )
 
 // runLoad drives Planwerk with vegeta at a fixed number of concurrent
 // clients: single-record GETs and a mixed workload on SQLite and
 // PostgreSQL, and a bare net/http handler as the machine's ceiling.
-func runLoad(ctx context.Context, pgURL string, d time.Duration, clients int) error {
+// traced: the same rows again with tracing on, every request sampled.
+func runLoad(ctx context.Context, pgURL string, d time.Duration, clients int, traced bool) error {
 	dir, err := os.MkdirTemp("", "planwerk-bench-load-")
 	if err != nil {
 		return err
@@ -61,24 +63,49 @@ func runLoad(ctx context.Context, pgURL string, d time.Duration, clients int) er
 		name string
 		lat  map[string][]time.Duration
 	}
-	for _, dsn := range dsns {
-		env, err := newLoadEnv(ctx, dsn, filepath.Join(dir, fmt.Sprint(len(rows))))
+	run := func(suffix string) error {
+		for _, dsn := range dsns {
+			env, err := newLoadEnv(ctx, dsn, filepath.Join(dir, fmt.Sprint(len(rows))))
+			if err != nil {
+				return err
+			}
+			get := attack(nil, env.header, func(t *vegeta.Target) error {
+				t.Method, t.URL = http.MethodGet, env.url+"/v1/project-days/"+env.dayID
+				return nil
+			}, d, clients)
+			rows = append(rows, row{env.engine + ": GET /v1/project-days/{id}" + suffix, get})
+			kinds := map[string][]time.Duration{}
+			mixed := attack(kinds, env.header, env.mixed(), d, clients)
+			rows = append(rows, row{env.engine + ": mixed workload" + suffix, mixed})
+			byKind = append(byKind, struct {
+				name string
+				lat  map[string][]time.Duration
+			}{env.engine + ": mixed workload" + suffix, kinds})
+			env.close()
+		}
+		return nil
+	}
+	if err := run(""); err != nil {
+		return err
+	}
+	if traced {
+		// The same rows with every request traced and its spans sent to an
+		// OTLP receiver on loopback (which reads and drops them).
+		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/x-protobuf")
+		}))
+		defer receiver.Close()
+		os.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.URL)
+		os.Setenv("OTEL_TRACES_SAMPLER", "always_on")
+		stop, err := tracing.Setup(ctx, "bench")
 		if err != nil {
 			return err
 		}
-		get := attack(nil, env.header, func(t *vegeta.Target) error {
-			t.Method, t.URL = http.MethodGet, env.url+"/v1/project-days/"+env.dayID
-			return nil
-		}, d, clients)
-		rows = append(rows, row{env.engine + ": GET /v1/project-days/{id}", get})
-		kinds := map[string][]time.Duration{}
-		mixed := attack(kinds, env.header, env.mixed(), d, clients)
-		rows = append(rows, row{env.engine + ": mixed workload", mixed})
-		byKind = append(byKind, struct {
-			name string
-			lat  map[string][]time.Duration
-		}{env.engine + ": mixed workload", kinds})
-		env.close()
+		defer stop(context.Background())
+		if err := run(" (traced)"); err != nil {
+			return err
+		}
 	}
 
 	fmt.Printf("\nPlanwerk load benchmark: %d concurrent clients, %s per row, %s, %d cores, %s\n\n",
@@ -88,6 +115,21 @@ func runLoad(ctx context.Context, pgURL string, d time.Duration, clients int) er
 	for _, r := range rows {
 		fmt.Printf("| %s | %.0f | %s | %s | %d | %.2f |\n", r.name, r.m.Throughput,
 			ms(r.m.Latencies.P50), ms(r.m.Latencies.P99), failures(r.m), r.m.Throughput/ceiling.Throughput)
+	}
+	if traced {
+		fmt.Println("\n| workload | requests/s untraced | traced | traced / untraced |")
+		fmt.Println("|---|---|---|---|")
+		for _, r := range rows {
+			base, ok := strings.CutSuffix(r.name, " (traced)")
+			if !ok {
+				continue
+			}
+			for _, u := range rows {
+				if u.name == base {
+					fmt.Printf("| %s | %.0f | %.0f | %.2f |\n", base, u.m.Throughput, r.m.Throughput, r.m.Throughput/u.m.Throughput)
+				}
+			}
+		}
 	}
 	for _, k := range byKind {
 		printKinds(k.name, k.lat)
@@ -189,7 +231,9 @@ func newLoadEnv(ctx context.Context, dsn, filesDir string) (*loadEnv, error) {
 	// that guesses cannot run in parallel: the workload's sign-ins of one
 	// account from one address would wait for each other's places.
 	cfg.LoginFailuresPerAccount = 1 << 30
-	db, err := store.Open(ctx, dsn)
+	opts := store.DefaultOptions()
+	opts.Trace = tracing.Enabled()
+	db, err := store.OpenWith(ctx, dsn, opts)
 	if err != nil {
 		return nil, err
 	}

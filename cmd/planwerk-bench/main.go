@@ -93,7 +93,7 @@ func main() {
 		os.Args = os.Args[:1]
 	}
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe|webhooks|writes|tenants|citus|polls|audit|lifecycle [--records N] [--file-bytes N] [--entries N] [--postgres URL] [--citus URL] [--add-worker HOST:PORT] [--duration D] [--big BYTES] [--clients N] [--requests N] [--tenants N] [--per-tenant N] [--keep] [--cpuprofile FILE]")
+		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe|webhooks|writes|tenants|citus|polls|audit|lifecycle [--records N] [--file-bytes N] [--entries N] [--postgres URL] [--citus URL] [--add-worker HOST:PORT] [--duration D] [--big BYTES] [--clients N] [--requests N] [--tenants N] [--per-tenant N] [--keep] [--tracing] [--cpuprofile FILE]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -111,6 +111,7 @@ func main() {
 	keep := fs.Bool("keep", false, "keep the seeded databases and name them (tenants, audit, lifecycle)")
 	citus := fs.String("citus", "", "coordinator of a Citus cluster (citus)")
 	addWorker := fs.String("add-worker", "", "host:port of a Citus node to add and rebalance onto under load, then drain and remove (citus)")
+	traced := fs.Bool("tracing", false, "load: the rows again with OpenTelemetry tracing on, every request sampled")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (lists: of the list and the single GETs, to files with this prefix)")
 	_ = fs.Parse(os.Args[2:])
 	if *cpuProfile != "" && os.Args[1] != "lists" {
@@ -134,7 +135,7 @@ func main() {
 	case "entries":
 		err = runEntries(ctx, *pg, *duration)
 	case "load":
-		err = runLoad(ctx, *pg, *duration, *clients)
+		err = runLoad(ctx, *pg, *duration, *clients, *traced)
 	case "noisy":
 		err = runNoisy(ctx, *pg, *requests)
 	case "safe":

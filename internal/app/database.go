@@ -8,6 +8,7 @@ import (
 
 	"planwerk/internal/config"
 	"planwerk/internal/store"
+	"planwerk/internal/tracing"
 )
 
 // openDatabase opens and migrates the database of cfg, for the commands
@@ -17,6 +18,7 @@ func openDatabase(ctx context.Context, cfg config.Config, log *slog.Logger) (*st
 	// A statement never outlives the request that runs it: the server ends
 	// it even when the client can no longer.
 	opts.StatementTimeout = cfg.RequestTimeout
+	opts.Trace = tracing.Enabled()
 	db, err := store.OpenWith(ctx, cfg.Database, opts)
 	if err != nil {
 		return nil, err

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/redis/go-redis/extra/redisotel/v9"
+
 	"planwerk/internal/config"
 	"planwerk/internal/ratelimit"
+	"planwerk/internal/tracing"
 )
 
 // newLimiters returns the factory of rate counters: in this process, or
@@ -22,6 +25,13 @@ func (svc *Service) newLimiters(ctx context.Context, cfg config.Config, log *slo
 		return nil, fmt.Errorf("--redis: %w", err)
 	}
 	svc.redis = client
+	if tracing.Enabled() {
+		// Commands are spans without their arguments: the keys name
+		// accounts and addresses.
+		if err := redisotel.InstrumentTracing(client, redisotel.WithDBStatement(false), redisotel.WithCallerEnabled(false)); err != nil {
+			return nil, fmt.Errorf("tracing Redis: %w", err)
+		}
+	}
 	breaker := ratelimit.NewBreaker(client, ratelimit.BreakerConfig{Log: log, Metrics: svc.Metrics})
 	breaker.Probe(ctx) // a failure is logged by the breaker
 	return func(name string, rule ratelimit.Rule) ratelimit.Limiter { return breaker.Limiter(name, rule) }, nil

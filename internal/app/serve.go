@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"planwerk/internal/config"
+	"planwerk/internal/tracing"
 )
 
 func runServe(ctx context.Context, args []string, stdio IO) error {
@@ -26,6 +27,18 @@ func runServe(ctx context.Context, args []string, stdio IO) error {
 		return fmt.Errorf("%w: %v", ErrUsage, err)
 	}
 	log := slog.New(slog.NewJSONHandler(stdio.Stderr, nil))
+	stopTracing, err := tracing.Setup(ctx, versionString())
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// The spans not yet sent go now, or are given up.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(ctx); err != nil {
+			log.Warn("tracing: the last spans were not sent", "err", err)
+		}
+	}()
 	db, err := openDatabase(ctx, cfg, log)
 	if err != nil {
 		return err

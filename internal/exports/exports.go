@@ -13,6 +13,11 @@
 package exports
 
 import (
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"planwerk/internal/tracing"
+
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -302,6 +307,9 @@ func (s *Service) claim(ctx context.Context) (claimed, bool, error) {
 // make writes the claimed export's archive to the file store and records
 // the outcome.
 func (s *Service) make(ctx context.Context, c claimed) {
+	ctx, span := tracing.Start(ctx, "account export", trace.SpanKindInternal,
+		attribute.Int64("planwerk.tenant.id", c.tenantID), attribute.Int64("planwerk.export.id", c.id))
+	defer span.End()
 	key := fmt.Sprintf("exports/t%d/%d-%s.tar.zst", c.tenantID, c.id, randomHex(8))
 	jobCtx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -83,9 +83,17 @@ func Open(ctx context.Context, spec string) (Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("file store: %w", err)
 		}
-		return openS3(ctx, u, os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"))
+		s, err := openS3(ctx, u, os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"))
+		if err != nil {
+			return nil, err
+		}
+		return withTracing(s, u.Host), nil
 	}
-	return openFolder(spec)
+	s, err := openFolder(spec)
+	if err != nil {
+		return nil, err
+	}
+	return withTracing(s, ""), nil
 }
 
 // ContentDisposition is an attachment header carrying filename, with an

@@ -1,6 +1,9 @@
 package httpapi
 
 import (
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -122,15 +125,31 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			if info.principal.UserID != 0 {
 				attrs = append(attrs, slog.Int64("user_id", info.principal.UserID))
 			}
-			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 			route := r.Pattern
 			if route == unmatchedPattern {
 				route = ""
 			}
+			if span := trace.SpanFromContext(r.Context()); span.IsRecording() {
+				nameSpan(span, r.Method, route)
+				attrs = append(attrs, slog.String("traceId", span.SpanContext().TraceID().String()))
+			}
+			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 			s.metrics.Request(route, r.Method, sw.status, time.Since(start).Seconds())
 		}()
 		next.ServeHTTP(sw, r)
 	})
+}
+
+// nameSpan names a request's server span by its method and route
+// pattern ("GET /v1/projects/{id}"), which the semantic conventions ask
+// for; a request no route matched keeps the method alone.
+func nameSpan(span trace.Span, method, route string) {
+	_, path, _ := strings.Cut(route, " ")
+	if path == "" {
+		return
+	}
+	span.SetName(method + " " + path)
+	span.SetAttributes(semconv.HTTPRoute(path))
 }
 
 func newRequestID() string {

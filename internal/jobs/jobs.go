@@ -33,6 +33,11 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"planwerk/internal/tracing"
 )
 
 // restartPause is how long a lifelong job that ended early waits before
@@ -263,7 +268,16 @@ func (r *Registry) loop(ctx context.Context, e *entry, done chan<- struct{}) {
 func (r *Registry) run(ctx context.Context, e *entry) {
 	r.metrics.JobStarted(e.Name)
 	start := time.Now()
+	var span trace.Span
+	if !e.Lifelong {
+		// A lifelong job (the dispatcher, the export worker) makes spans
+		// of its own, one for each piece of work.
+		ctx, span = tracing.Start(ctx, "job "+e.Name, trace.SpanKindInternal, attribute.String("planwerk.job", e.Name))
+	}
 	err := call(ctx, e.Run)
+	if span != nil {
+		defer func() { tracing.End(span, err) }()
+	}
 	end := time.Now()
 	var p *panicError
 	panicked := errors.As(err, &p)

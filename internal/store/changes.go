@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"planwerk/internal/audit"
+	"planwerk/internal/tracing"
 )
 
 // The change feed's outbox. Every write function of the store records
@@ -42,6 +43,9 @@ type Change struct {
 	At       string
 	Doc      []byte
 	Size     int64 // of the document as stored, in bytes
+	// TraceParent is the W3C trace context of the request or job that made
+	// the change, when it was traced: its webhook deliveries carry it on.
+	TraceParent string
 	// While pending in a transaction: its tenant, and for its audit entry
 	// the record before it (on an update), attributes changed that the
 	// documents do not show (a password), and who made it.
@@ -50,6 +54,14 @@ type Change struct {
 	extra  []string
 	src    audit.Source
 	order  int // when the transaction first recorded it, among its audit notes
+}
+
+// traceParent is the column's value: NULL for a change made untraced.
+func (c Change) traceParent() any {
+	if c.TraceParent == "" {
+		return nil
+	}
+	return c.TraceParent
 }
 
 // txn is a transaction that collects its changes.
@@ -98,6 +110,9 @@ type changeKey struct {
 func (db *DB) recordChange(ctx context.Context, q Querier, tenantID int64, resource string, id int64, op string, doc []byte, extra ...string) error {
 	c := Change{Resource: resource, RecordID: id, Op: op, At: Timestamp(time.Now()), Doc: slices.Clone(doc), tenant: tenantID,
 		extra: extra, src: audit.SourceOf(ctx)}
+	if tracing.Enabled() {
+		c.TraceParent = tracing.Parent(ctx)
+	}
 	if t, ok := q.(*txn); ok {
 		if op == OpUpdate {
 			c.before = t.images[changeKey{tenantID, resource, id}]
@@ -220,7 +235,7 @@ func (t *txn) byTenant() ([]int64, map[int64][]Change) {
 const claimPositions = `INSERT INTO change_positions (tenant_id, last) VALUES ($1, $2)
 	ON CONFLICT (tenant_id) DO UPDATE SET last = change_positions.last + $2`
 
-// changesPerInsert bounds one statement's rows (8 parameters each: far
+// changesPerInsert bounds one statement's rows (9 parameters each: far
 // below either engine's limit of bound parameters).
 const changesPerInsert = 100
 
@@ -232,7 +247,13 @@ func insertChanges(ctx context.Context, q Querier, tenantID, first int64, cs []C
 	width := 7
 	if sized {
 		sb.WriteString(`, doc_bytes`)
-		width = 8
+		width++
+	}
+	// The trace context is a column only when a change has one.
+	traced := slices.ContainsFunc(cs, func(c Change) bool { return c.TraceParent != "" })
+	if traced {
+		sb.WriteString(`, trace_parent`)
+		width++
 	}
 	sb.WriteString(`) VALUES `)
 	args := make([]any, 0, width*len(cs))
@@ -251,6 +272,9 @@ func insertChanges(ctx context.Context, q Querier, tenantID, first int64, cs []C
 		args = append(args, tenantID, first+int64(i), c.Resource, c.RecordID, c.Op, c.At, string(c.Doc))
 		if sized {
 			args = append(args, len(c.Doc))
+		}
+		if traced {
+			args = append(args, c.traceParent())
 		}
 	}
 	if _, err := q.ExecContext(ctx, sb.String(), args...); err != nil {
@@ -352,7 +376,7 @@ func (db *DB) ChangesAfter(ctx context.Context, tenantID, after int64, resources
 	for size < ChangeReadBytes && rows.Next() {
 		var c Change
 		var doc string
-		if err := rows.Scan(&c.Seq, &c.Resource, &c.RecordID, &c.Op, &c.At, &doc, &c.Size); err != nil {
+		if err := rows.Scan(&c.Seq, &c.Resource, &c.RecordID, &c.Op, &c.At, &doc, &c.Size, &c.TraceParent); err != nil {
 			return nil, fmt.Errorf("changes: %w", err)
 		}
 		c.Doc = []byte(doc)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -177,7 +178,7 @@ func (sqliteDialect) appendAudit(ctx context.Context, q Querier, tenantID int64,
 }
 
 func (sqliteDialect) changesQuery(cond, limit string) string {
-	return `SELECT seq, resource, record_id, op, at, doc, octet_length(doc) FROM changes WHERE ` + cond + ` ORDER BY seq LIMIT ` + limit
+	return `SELECT seq, resource, record_id, op, at, doc, octet_length(doc), COALESCE(trace_parent, '') FROM changes WHERE ` + cond + ` ORDER BY seq LIMIT ` + limit
 }
 
 func (sqliteDialect) changeSizeStored() bool { return false }
@@ -374,7 +375,7 @@ func (postgresDialect) docColumn() string { return "doc::text" }
 // positions and sizes alone, which costs a third of summing over whole
 // rows.
 func (postgresDialect) changesQuery(cond, limit string) string {
-	return `SELECT seq, resource, record_id, op, at, doc::text, doc_bytes FROM changes WHERE ` + cond + `
+	return `SELECT seq, resource, record_id, op, at, doc::text, doc_bytes, COALESCE(trace_parent, '') FROM changes WHERE ` + cond + `
 		AND seq <= COALESCE((SELECT min(seq) FROM (
 			SELECT seq, SUM(doc_bytes) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) AS run FROM (
 				SELECT seq, doc_bytes FROM changes WHERE ` + cond + ` ORDER BY seq LIMIT ` + limit + `) l) w
@@ -442,10 +443,10 @@ func (citusDialect) auditStatements(int64, []pendingEntry) []statement { return 
 // On plain PostgreSQL it is one statement, which returns the first
 // position.
 func (d postgresDialect) claimStatements(tenantID int64, n int, head []Change) []statement {
-	values, args := changeValues(tenantID, n, head)
+	values, args, cols, vals := changeValues(tenantID, n, head)
 	return []statement{{`WITH pos AS (` + claimPositions + ` RETURNING last), ins AS (
-		INSERT INTO changes (tenant_id, seq, resource, record_id, op, at, doc, doc_bytes)
-		SELECT $1, pos.last - $2 + v.n, v.resource, v.record_id, v.op, v.at, v.doc, v.doc_bytes FROM pos, ` + values + ` RETURNING seq)
+		INSERT INTO changes (tenant_id, seq, resource, record_id, op, at, doc, doc_bytes` + cols + `)
+		SELECT $1, pos.last - $2 + v.n, v.resource, v.record_id, v.op, v.at, v.doc, v.doc_bytes` + vals + ` FROM pos, ` + values + ` RETURNING seq)
 		SELECT min(seq), pg_notify($` + strconv.Itoa(len(args)+1) + `, $1::bigint::text) FROM ins`, append(args, d.channel)}}
 }
 
@@ -456,11 +457,11 @@ func (d postgresDialect) claimStatements(tenantID int64, n int, head []Change) [
 // shard, and the notification, on the coordinator where every instance
 // listens.
 func (d citusDialect) claimStatements(tenantID int64, n int, head []Change) []statement {
-	values, args := changeValues(tenantID, n, head)
+	values, args, cols, vals := changeValues(tenantID, n, head)
 	return []statement{
 		{claimPositions, args[:2]},
-		{`INSERT INTO changes (tenant_id, seq, resource, record_id, op, at, doc, doc_bytes)
-			SELECT p.tenant_id, p.last - $2 + v.n, v.resource, v.record_id, v.op, v.at, v.doc, v.doc_bytes
+		{`INSERT INTO changes (tenant_id, seq, resource, record_id, op, at, doc, doc_bytes` + cols + `)
+			SELECT p.tenant_id, p.last - $2 + v.n, v.resource, v.record_id, v.op, v.at, v.doc, v.doc_bytes` + vals + `
 			  FROM change_positions p, ` + values + `
 			 WHERE p.tenant_id = $1`, args},
 		{`SELECT pg_notify($1, $2)`, []any{d.channel, strconv.FormatInt(tenantID, 10)}},
@@ -468,23 +469,37 @@ func (d citusDialect) claimStatements(tenantID int64, n int, head []Change) []st
 }
 
 // changeValues is the VALUES list of the changes in head, numbered from
-// 1, as v (n, resource, record_id, op, at, doc), and its arguments after
-// the tenant ($1) and the number of positions ($2).
-func changeValues(tenantID int64, n int, head []Change) (string, []any) {
-	var values strings.Builder
-	values.WriteString("(VALUES ")
-	args := make([]any, 0, 2+5*len(head))
+// 1, as v (n, resource, record_id, op, at, doc, doc_bytes[, trace_parent]),
+// and its arguments after the tenant ($1) and the number of positions
+// ($2). The trace context is a column only when a change has one (cols
+// and vals name it for the INSERT and its SELECT): untraced, the
+// statements stay as they were before it.
+func changeValues(tenantID int64, n int, head []Change) (values string, args []any, cols, vals string) {
+	traced := slices.ContainsFunc(head, func(c Change) bool { return c.TraceParent != "" })
+	var sb strings.Builder
+	sb.WriteString("(VALUES ")
+	args = make([]any, 0, 2+7*len(head))
 	args = append(args, tenantID, n)
 	for i, c := range head {
 		if i > 0 {
-			values.WriteString(", ")
+			sb.WriteString(", ")
 		}
 		k := len(args)
-		fmt.Fprintf(&values, "(%d, $%d::text, $%d::bigint, $%d::text, $%d::text, $%d::jsonb, $%d::bigint)", i+1, k+1, k+2, k+3, k+4, k+5, k+6)
+		fmt.Fprintf(&sb, "(%d, $%d::text, $%d::bigint, $%d::text, $%d::text, $%d::jsonb, $%d::bigint", i+1, k+1, k+2, k+3, k+4, k+5, k+6)
 		args = append(args, c.Resource, c.RecordID, c.Op, c.At, string(c.Doc), len(c.Doc))
+		if traced {
+			fmt.Fprintf(&sb, ", $%d::text", k+7)
+			args = append(args, c.traceParent())
+		}
+		sb.WriteString(")")
 	}
-	values.WriteString(") AS v (n, resource, record_id, op, at, doc, doc_bytes)")
-	return values.String(), args
+	sb.WriteString(") AS v (n, resource, record_id, op, at, doc, doc_bytes")
+	if traced {
+		sb.WriteString(", trace_parent")
+		cols, vals = ", trace_parent", ", v.trace_parent"
+	}
+	sb.WriteString(")")
+	return sb.String(), args, cols, vals
 }
 
 // PostgreSQL hands each row's bytes over as pgx read them: through

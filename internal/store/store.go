@@ -21,8 +21,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/XSAM/otelsql"
+	"github.com/exaring/otelpgx"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"planwerk/internal/gate"
@@ -96,6 +99,10 @@ type Options struct {
 	// NoAudit makes writes leave the audit log alone: for measuring what
 	// the audit log costs (planwerk-bench), never for a service.
 	NoAudit bool
+	// Trace makes every statement a client span of the request or job
+	// that runs it (OpenTelemetry: otelpgx on PostgreSQL, otelsql on
+	// SQLite), with the statement's text but never its parameters.
+	Trace bool
 }
 
 // DefaultOptions are the options of Open.
@@ -159,14 +166,14 @@ func openSQLite(ctx context.Context, dsn, path string, opts Options) (*DB, error
 	// batch runs in a savepoint, whose journal of the pages it changes
 	// would otherwise be written to a file, a system call a page; the
 	// writer sorts nothing large, so they stay small.
-	write, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_pragma=temp_store(MEMORY)&_txlock=immediate")
+	write, err := openSQLiteDB(opts, "file:"+path+"?"+pragmas+"&_pragma=temp_store(MEMORY)&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	write.SetMaxOpenConns(1)
 	write.SetMaxIdleConns(1)
 	write.SetConnMaxLifetime(0)
-	read, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_pragma=query_only(1)")
+	read, err := openSQLiteDB(opts, "file:"+path+"?"+pragmas+"&_pragma=query_only(1)")
 	if err != nil {
 		write.Close()
 		return nil, fmt.Errorf("open database: %w", err)
@@ -174,7 +181,7 @@ func openSQLite(ctx context.Context, dsn, path string, opts Options) (*DB, error
 	read.SetMaxOpenConns(8)
 	read.SetMaxIdleConns(8)
 	read.SetConnMaxIdleTime(5 * time.Minute)
-	lookup, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_pragma=query_only(1)")
+	lookup, err := openSQLiteDB(opts, "file:"+path+"?"+pragmas+"&_pragma=query_only(1)")
 	if err != nil {
 		write.Close()
 		read.Close()
@@ -182,7 +189,7 @@ func openSQLite(ctx context.Context, dsn, path string, opts Options) (*DB, error
 	}
 	lookup.SetMaxOpenConns(4)
 	lookup.SetMaxIdleConns(4)
-	health, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(1000)&_pragma=query_only(1)")
+	health, err := openSQLiteDB(opts, "file:"+path+"?_pragma=busy_timeout(1000)&_pragma=query_only(1)")
 	if err != nil {
 		write.Close()
 		read.Close()
@@ -217,6 +224,16 @@ func openSQLite(ctx context.Context, dsn, path string, opts Options) (*DB, error
 		db.committer = newCommitter(write, maxBatch, opts.CommitWait, db.signal.fire)
 	}
 	return db, nil
+}
+
+// openSQLiteDB opens a pool of SQLite connections, whose statements are
+// spans when opts.Trace says so.
+func openSQLiteDB(opts Options, name string) (*sql.DB, error) {
+	if !opts.Trace {
+		return sql.Open("sqlite", name)
+	}
+	return otelsql.Open("sqlite", name, otelsql.WithAttributes(semconv.DBSystemNameSQLite),
+		otelsql.WithSpanOptions(otelsql.SpanOptions{OmitConnResetSession: true, OmitRows: true, DisableErrSkip: true}))
 }
 
 // maxBatch bounds the writes of one SQLite batch.
@@ -292,6 +309,9 @@ func postgresConfig(dsn string, opts Options) (*pgx.ConnConfig, error) {
 	dialer := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAliveConfig: net.KeepAliveConfig{
 		Enable: true, Idle: 15 * time.Second, Interval: 5 * time.Second, Count: 3}}
 	cfg.DialFunc = dialer.DialContext
+	if opts.Trace {
+		cfg.Tracer = otelpgx.NewTracer(otelpgx.WithTrimSQLInSpanName())
+	}
 	return cfg, nil
 }
 

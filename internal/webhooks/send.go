@@ -1,6 +1,15 @@
 package webhooks
 
 import (
+	"net/url"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"planwerk/internal/tracing"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -65,7 +74,26 @@ func Body(c store.Change) ([]byte, error) {
 
 // send posts change c as message id to the webhook and returns the
 // answer's status (0 when there was none) and an error unless it is 2xx.
-func (s *sender) send(ctx context.Context, w Webhook, id string, c store.Change) (int, error) {
+func (s *sender) send(ctx context.Context, w Webhook, id string, c store.Change) (code int, err error) {
+	if tracing.Enabled() {
+		// A child of the span that made the change: the trace goes on
+		// from the request (or job) to its deliveries, and to the
+		// receiver, which gets traceparent.
+		var span trace.Span
+		ctx, span = tracing.Start(tracing.WithParent(ctx, c.TraceParent), http.MethodPost, trace.SpanKindClient,
+			semconv.HTTPRequestMethodPost, attribute.Int64("planwerk.webhook.id", w.ID), attribute.Int64("planwerk.change.seq", c.Seq))
+		if u, err := url.Parse(w.URL); err == nil {
+			// The host alone: a receiver's URL may carry a secret in its
+			// path or query.
+			span.SetAttributes(semconv.ServerAddress(u.Hostname()))
+		}
+		defer func() {
+			if code != 0 {
+				span.SetAttributes(semconv.HTTPResponseStatusCode(code))
+			}
+			tracing.End(span, err)
+		}()
+	}
 	body, err := Body(c)
 	if err != nil {
 		return 0, err
@@ -90,6 +118,9 @@ func (s *sender) send(ctx context.Context, w Webhook, id string, c store.Change)
 	req.Header.Set(standardwebhooks.HeaderWebhookID, id)
 	req.Header.Set(standardwebhooks.HeaderWebhookTimestamp, strconv.FormatInt(now.Unix(), 10))
 	req.Header.Set(standardwebhooks.HeaderWebhookSignature, sig)
+	if tracing.Enabled() {
+		tracing.Propagator.Inject(ctx, propagation.HeaderCarrier(req.Header))
+	}
 	resp, err := s.client.Do(req)
 	if err != nil {
 		return 0, err
