@@ -310,7 +310,7 @@ func postgresConfig(dsn string, opts Options) (*pgx.ConnConfig, error) {
 		Enable: true, Idle: 15 * time.Second, Interval: 5 * time.Second, Count: 3}}
 	cfg.DialFunc = dialer.DialContext
 	if opts.Trace {
-		cfg.Tracer = otelpgx.NewTracer(otelpgx.WithTrimSQLInSpanName())
+		cfg.Tracer = otelpgx.NewTracer()
 	}
 	return cfg, nil
 }
