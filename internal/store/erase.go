@@ -18,9 +18,9 @@ import (
 // erasure of a large tenant never holds SQLite's one writer (or
 // PostgreSQL's locks) long enough to stall another tenant's requests.
 
-// Bounds of the erasure's batches. A batch's size adapts to how long it
-// took: halved when it took longer than its engine's target, doubled when
-// it took less than half of it. After each batch the erasure rests as long as the
+// Bounds of the erasure's batches. A batch's size adapts to how long its
+// DELETE took: halved when it took longer than its engine's target,
+// doubled when it took less than half of it. After each batch the erasure rests as long as the
 // batch took: SQLite's writers of other processes (the service's), which
 // wait for the lock in sleeps of a few milliseconds, find it free, and
 // the erasure takes at most about half of any engine's time for writes.
@@ -110,12 +110,14 @@ func (db *DB) eraseTable(ctx context.Context, t tenantTable, tenantID int64, pro
 		}
 		var deleted int64
 		var start time.Time
+		var work time.Duration
 		err := db.Tx(ctx, func(q Querier) error {
 			// From here to the commit the transaction holds what it locks
 			// (on SQLite, the database's one write lock, taken at its
 			// start): that time is what others may wait.
 			start = time.Now()
 			res, err := q.ExecContext(ctx, del, tenantID, n)
+			work = time.Since(start)
 			if err != nil {
 				return err
 			}
@@ -135,13 +137,19 @@ func (db *DB) eraseTable(ctx context.Context, t tenantTable, tenantID int64, pro
 		if deleted < n {
 			return nil
 		}
+		// The batch's size follows the time of its DELETE, the part that
+		// grows with it. The commit's sync to disk does not: on a loaded
+		// machine it alone may take longer than the target, and halving
+		// the batches for it would only make the erasure crawl (in the
+		// service's process SQLite's batch shares the sync with the
+		// writes committed with it anyway).
 		if err := rest(ctx, min(took, target)); err != nil {
 			return err
 		}
 		switch {
-		case took > target:
+		case work > target:
 			n = max(n/2, eraseMin)
-		case took < target/2:
+		case work < target/2:
 			n = min(n*2, eraseMax)
 		}
 	}
