@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -95,12 +96,32 @@ func (s *rfService) create(t *testing.T, c *testenv.Client, res string, body tes
 // tenant's admin with the access token.
 func (s *rfService) grant(t *testing.T, password string) (int, *testenv.Client) {
 	t.Helper()
-	status, _, b := s.send(t, s.srv.TokenRequest(t, s.tenant.Slug, testenv.PasswordForm(s.tenant.AdminEmail, password)))
+	status, _, c := s.grantH(t, password)
+	return status, c
+}
+
+// grantH is grant with the answer's headers.
+func (s *rfService) grantH(t *testing.T, password string) (int, http.Header, *testenv.Client) {
+	t.Helper()
+	status, hdr, b := s.send(t, s.srv.TokenRequest(t, s.tenant.Slug, testenv.PasswordForm(s.tenant.AdminEmail, password)))
 	var tok struct {
 		AccessToken string `json:"access_token"`
 	}
 	_ = json.Unmarshal(b, &tok)
-	return status, &testenv.Client{Srv: s.srv, Slug: s.tenant.Slug, Token: tok.AccessToken}
+	return status, hdr, &testenv.Client{Srv: s.srv, Slug: s.tenant.Slug, Token: tok.AccessToken}
+}
+
+// wantPolicy checks that an answer's RateLimit fields show policy with
+// quota q over w seconds and r left; on a 429 t must equal Retry-After.
+func wantPolicy(t *testing.T, what string, status int, hdr http.Header, policy string, q, w, r int64) {
+	t.Helper()
+	p, ok := testenv.RateLimits(t, what, hdr)[policy]
+	if !ok || p.Quota != q || p.Window != w || p.Remaining != r {
+		t.Errorf("%s: %s %+v (shown %v), want q=%d w=%d r=%d", what, policy, p, ok, q, w, r)
+	}
+	if status == http.StatusTooManyRequests && strconv.FormatInt(p.Reset, 10) != hdr.Get("Retry-After") {
+		t.Errorf("%s: 429 with %s t=%d, Retry-After %q", what, policy, p.Reset, hdr.Get("Retry-After"))
+	}
 }
 
 // checkLogin: the right password passes; wrong ones are braked after the
@@ -112,13 +133,17 @@ func (s *rfService) checkLogin(t *testing.T) *testenv.Client {
 		t.Fatalf("password grant: %d", status)
 	}
 	for i := range 3 {
-		if status, _ := s.grant(t, "wrong"); status != http.StatusBadRequest {
+		status, hdr, _ := s.grantH(t, "wrong")
+		if status != http.StatusBadRequest {
 			t.Fatalf("wrong password %d: %d, want 400", i+1, status)
 		}
+		wantPolicy(t, fmt.Sprintf("wrong password %d", i+1), status, hdr, "login-pair", 3, 180, int64(2-i))
 	}
-	if status, _ := s.grant(t, "wrong"); status != http.StatusTooManyRequests {
+	status, hdr, _ := s.grantH(t, "wrong")
+	if status != http.StatusTooManyRequests {
 		t.Fatalf("fourth wrong password: %d, want 429 (brake counted in the process)", status)
 	}
+	wantPolicy(t, "fourth wrong password", status, hdr, "login-pair", 3, 180, 0)
 	return c
 }
 
@@ -132,19 +157,23 @@ func (s *rfService) checkFileLimit(t *testing.T, c *testenv.Client) string {
 	ct, body := testenv.Multipart(t, testenv.Part{Filename: "faults.txt", Data: []byte("redis is an accelerator")})
 	req := c.Request(t, http.MethodPost, testenv.UploadPath("document", doc, false), body)
 	req.Header.Set("Content-Type", ct)
-	status, _, up := s.send(t, req)
+	status, hdr, up := s.send(t, req)
 	var upload testenv.M
 	if err := json.Unmarshal(up, &upload); err != nil || status != http.StatusCreated {
 		t.Fatalf("upload: %d %s", status, up)
 	}
+	wantPolicy(t, "upload", status, hdr, "files", 2, 60, 1)
 	link := fmt.Sprintf("/v1/files/download/%d", testenv.ID(t, upload))
-	if status, _, b := s.send(t, c.Request(t, http.MethodGet, link, nil)); status != http.StatusOK {
+	status, hdr, b := s.send(t, c.Request(t, http.MethodGet, link, nil))
+	if status != http.StatusOK {
 		t.Fatalf("download URL: %d %s", status, b)
 	}
-	status, hdr, _ := s.send(t, c.Request(t, http.MethodGet, link, nil))
+	wantPolicy(t, "download URL", status, hdr, "files", 2, 60, 0)
+	status, hdr, _ = s.send(t, c.Request(t, http.MethodGet, link, nil))
 	if status != http.StatusTooManyRequests || hdr.Get("Retry-After") == "" {
 		t.Fatalf("third file request: %d, Retry-After %q; want 429 counted in the process", status, hdr.Get("Retry-After"))
 	}
+	wantPolicy(t, "third file request", status, hdr, "files", 2, 60, 0)
 	return link
 }
 
@@ -204,9 +233,14 @@ func TestRedisDownAtStartup(t *testing.T) {
 		if !strings.Contains(s.log.String(), "redis answers again") {
 			t.Errorf("no log line says redis is back; log:\n%s", s.log.String())
 		}
-		// Redis never saw this user's file requests: a fresh shared count.
-		if status, _, b := s.send(t, c.Request(t, http.MethodGet, link, nil)); status != http.StatusOK {
-			t.Fatalf("download URL with redis back: %d %s", status, b)
+		// Redis never saw this user's file requests: a fresh shared count,
+		// which the fields show (less what polls counted there).
+		status, hdr, raw := s.send(t, c.Request(t, http.MethodGet, link, nil))
+		if status != http.StatusOK {
+			t.Fatalf("download URL with redis back: %d %s", status, raw)
+		}
+		if p := testenv.RateLimits(t, "download URL with redis back", hdr)["files"]; p.Quota != 2 || p.Remaining > 1 {
+			t.Errorf("download URL with redis back: files %+v, want q=2 r<=1", p)
 		}
 	})
 }

@@ -88,35 +88,58 @@ func failed(err error) bool {
 	return errors.Is(err, ErrInvalidGrant) || errors.Is(err, ErrInvalidClient)
 }
 
+// The policies of the brake's buckets in the RateLimit fields of the
+// token endpoint's answers (docs/api.md "Rate-limit headers").
+const (
+	PolicyPair    = "login-pair"
+	PolicyAddress = "login-address"
+	PolicyAccount = "login-account"
+)
+
 type bucket struct {
 	limiter ratelimit.Limiter
 	key     string
 	reason  string // for metrics
+	policy  string // in the RateLimit fields
+	// shown: the bucket's state is shown on every answer. The account's
+	// bucket counts failures from every address, so its state would tell
+	// a client of other clients' attempts: it shows only when it refuses,
+	// which the refusal tells anyway.
+	shown bool
 }
 
 // braked runs attempt under the brake: refused (errs.Throttled) when a
-// bucket that applies is empty, counted when the attempt fails.
+// bucket that applies is empty, counted when the attempt fails. It notes
+// the states the attempt left the buckets in (ratelimit.Note), for the
+// answer's RateLimit fields.
 func (s *Service) braked(ctx context.Context, k brakeKeys, attempt func() error) error {
 	fresh, err := s.cfg.AddressBrake.Fresh(ctx, k.address)
 	if err != nil {
 		return fmt.Errorf("login brake: %w", err)
 	}
-	buckets := []bucket{{s.cfg.PairBrake, k.pair, "account_address"}, {s.cfg.AddressBrake, k.address, "address"}}
-	account := bucket{s.cfg.AccountBrake, k.account, "account"}
+	buckets := []bucket{
+		{s.cfg.PairBrake, k.pair, "account_address", PolicyPair, true},
+		{s.cfg.AddressBrake, k.address, "address", PolicyAddress, true},
+	}
+	account := bucket{s.cfg.AccountBrake, k.account, "account", PolicyAccount, false}
 	if !fresh {
 		buckets = append(buckets, account)
 	}
 	taken := make([]bucket, 0, len(buckets))
 	for _, b := range buckets {
-		wait, err := b.limiter.Take(ctx, b.key)
-		if err == nil && wait > 0 {
+		d, err := b.limiter.Take(ctx, b.key)
+		if err == nil && d.Wait > 0 {
 			s.cfg.Metrics.BrakeRefused(b.reason)
 			s.cfg.Metrics.RateLimited("login")
-			err = throttled(wait)
+			ratelimit.Note(ctx, b.policy, d.State)
+			err = throttled(d.Wait)
 		}
 		if err != nil {
 			s.giveBack(ctx, taken)
 			return err
+		}
+		if b.shown {
+			ratelimit.Note(ctx, b.policy, d.State)
 		}
 		taken = append(taken, b)
 	}
@@ -126,8 +149,10 @@ func (s *Service) braked(ctx context.Context, k brakeKeys, attempt func() error)
 		if err == nil {
 			// The address knows the secret: its earlier failures on this
 			// account were typing errors.
-			if rerr := s.cfg.PairBrake.Reset(context.WithoutCancel(ctx), k.pair); rerr != nil {
+			if st, rerr := s.cfg.PairBrake.Reset(context.WithoutCancel(ctx), k.pair); rerr != nil {
 				s.log.Warn("reset login brake", "err", rerr)
+			} else {
+				ratelimit.Note(ctx, PolicyPair, st)
 			}
 		}
 		return err
@@ -145,8 +170,13 @@ func (s *Service) braked(ctx context.Context, k brakeKeys, attempt func() error)
 func (s *Service) giveBack(ctx context.Context, taken []bucket) {
 	ctx = context.WithoutCancel(ctx)
 	for _, b := range taken {
-		if err := b.limiter.Refund(ctx, b.key); err != nil {
+		st, err := b.limiter.Refund(ctx, b.key)
+		if err != nil {
 			s.log.Warn("login brake: refund", "err", err)
+			continue
+		}
+		if b.shown {
+			ratelimit.Note(ctx, b.policy, st)
 		}
 	}
 }

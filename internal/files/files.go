@@ -109,20 +109,25 @@ var (
 // models maps the upload path's model to the owning resource.
 var models = map[string]string{"document": "documents", "expense": "expenses"}
 
+// Policy is the name of the files' rate limit in the RateLimit fields.
+const Policy = "files"
+
 // Limit counts one rate-limited request (upload or download URL) of the
-// caller, or refuses it with 429.
-func (s *Service) Limit(ctx context.Context, caller auth.Principal) error {
-	wait, err := s.limiter.Take(ctx, fmt.Sprintf("files:%d:%d", caller.TenantID, caller.UserID))
+// caller, or refuses it with 429. Either way it returns the policy's state
+// for the answer's RateLimit fields (zero when the limiter failed).
+func (s *Service) Limit(ctx context.Context, caller auth.Principal) (ratelimit.Policy, error) {
+	d, err := s.limiter.Take(ctx, fmt.Sprintf("files:%d:%d", caller.TenantID, caller.UserID))
 	if err != nil {
-		return err
+		return ratelimit.Policy{}, err
 	}
-	if wait > 0 {
+	p := ratelimit.Policy{Name: Policy, State: d.State}
+	if d.Wait > 0 {
 		s.cfg.Metrics.RateLimited("files")
 		e := errs.New(errs.Throttled, "rate_limited", "too many upload and download requests; retry later")
-		e.RetryAfter = wait
-		return e
+		e.RetryAfter = d.Wait
+		return p, e
 	}
-	return nil
+	return p, nil
 }
 
 // owner reads the record that owns uploads and checks that the caller may

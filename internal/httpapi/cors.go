@@ -13,7 +13,7 @@ import (
 // script may read, and how long a browser may keep a preflight's answer.
 const (
 	corsAllowHeaders  = "authorization, content-type, companyurl, if-match, if-none-match, idempotency-key, change-reason"
-	corsExposeHeaders = "ETag, Retry-After, X-Request-Id, Deprecation, Location, Idempotent-Replayed, Audit-Next"
+	corsExposeHeaders = "ETag, Retry-After, X-Request-Id, Deprecation, Location, Idempotent-Replayed, Audit-Next, RateLimit-Policy, RateLimit"
 	corsMaxAge        = "7200" // seconds; the most Chromium honours
 )
 

@@ -82,7 +82,7 @@ func TestCORS(t *testing.T) {
 					if got := hdr.Get("Access-Control-Allow-Origin"); got != c.origin {
 						t.Errorf("%s: Access-Control-Allow-Origin %q, want %q", what, got, c.origin)
 					}
-					wantList(t, what, hdr, "Access-Control-Expose-Headers", "ETag", "Retry-After", "X-Request-Id", "Deprecation", "Location", "Idempotent-Replayed", "Audit-Next")
+					wantList(t, what, hdr, "Access-Control-Expose-Headers", "ETag", "Retry-After", "X-Request-Id", "Deprecation", "Location", "Idempotent-Replayed", "Audit-Next", "RateLimit-Policy", "RateLimit")
 					if hdr.Get("Access-Control-Allow-Credentials") != "" {
 						t.Errorf("%s allows credentials", what)
 					}

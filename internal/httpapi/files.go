@@ -44,7 +44,9 @@ func pathInt(r *http.Request, name string) (int64, error) {
 
 func (s *Server) upload(w http.ResponseWriter, r *http.Request) error {
 	caller := principalOf(r)
-	if err := s.files.Limit(r.Context(), caller); err != nil {
+	p, err := s.files.Limit(r.Context(), caller)
+	setRateLimit(w.Header(), p)
+	if err != nil {
 		return err
 	}
 	record, err := pathInt(r, "record")
@@ -283,7 +285,9 @@ func (s *Server) listUploads(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) downloadURL(w http.ResponseWriter, r *http.Request) error {
 	caller := principalOf(r)
-	if err := s.files.Limit(r.Context(), caller); err != nil {
+	p, err := s.files.Limit(r.Context(), caller)
+	setRateLimit(w.Header(), p)
+	if err != nil {
 		return err
 	}
 	id, err := pathInt(r, "uploadId")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"planwerk/internal/auth"
+	"planwerk/internal/ratelimit"
 )
 
 // oauthError is an RFC 6749 §5.2 error. The body also carries the
@@ -25,11 +26,14 @@ func oauthFail(status int, errCode, description string) *oauthError {
 	return &oauthError{status: status, err: errCode, description: description}
 }
 
-// token is POST /oauth2/token.
+// token is POST /oauth2/token. The grants the login brake holds note its
+// buckets' states, which the answer carries as RateLimit fields.
 func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Pragma", "no-cache")
-	g, err := s.grant(r)
+	ctx, brake := ratelimit.WithReport(r.Context())
+	g, err := s.grant(r.WithContext(ctx))
+	setRateLimit(w.Header(), brake.Policies()...)
 	if err != nil {
 		s.writeOAuthError(w, r, err)
 		return
@@ -110,10 +114,15 @@ var invalidScope = map[string]string{
 }
 
 // revoke is POST /oauth2/revoke (RFC 7009): 200 whether the token was
-// known or not, so that the answer tells nothing about it.
+// known or not, so that the answer tells nothing about it. An API
+// client's credentials are checked under the login brake, whose states
+// the answer carries as for the token endpoint.
 func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	if err := s.revokeToken(r); err != nil {
+	ctx, brake := ratelimit.WithReport(r.Context())
+	err := s.revokeToken(r.WithContext(ctx))
+	setRateLimit(w.Header(), brake.Policies()...)
+	if err != nil {
 		s.writeOAuthError(w, r, err)
 		return
 	}

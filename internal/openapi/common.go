@@ -205,6 +205,16 @@ func (b *builder) common() {
 	c.Headers["Deprecation"] = Header{Description: "RFC 9745: the resource is deprecated, since the given date (`@UNIX-SECONDS`).",
 		Required: true, Schema: Schema{"type": "string"}}
 	c.Headers["Location"] = Header{Description: "The path of the created record.", Required: true, Schema: Schema{"type": "string"}}
+	c.Headers["RateLimit-Policy"] = Header{Description: "The rate limits that counted the request (IETF draft " +
+		"draft-ietf-httpapi-ratelimit-headers; a Structured Field list, RFC 8941): per policy its quoted name, `q` the " +
+		"requests allowed at once and `w` the seconds in which they refill. Policies: `files` (uploads and download " +
+		"URLs per user), `login-pair` (failed sign-ins of the account from this address), `login-address` (from this " +
+		"address), `login-account` (of the account from anywhere; only on the 429 it causes).",
+		Schema: Schema{"type": "string", "examples": []string{`"files";q=60;w=60`}}}
+	c.Headers["RateLimit"] = Header{Description: "What is left of each policy of `RateLimit-Policy`: `r` the requests " +
+		"that may still come now, `t` the seconds until one more may (left out when none is missing). On the 429 of a " +
+		"policy `r` is 0 and `t` equals `Retry-After`.",
+		Schema: Schema{"type": "string", "examples": []string{`"files";r=12;t=1`}}}
 
 	c.Schemas["Error"] = Schema{
 		"type":        "object",
@@ -245,6 +255,9 @@ func (b *builder) common() {
 	c.Responses["UnsupportedMediaType"] = errorAnswer("The body is not JSON (`unsupported_media_type`).")
 	c.Responses["TooManyRequests"] = errorAnswer("Rate limit hit (`rate_limited`), or the account has as many requests "+
 		"waiting for their turn as it may (`too_many_requests`); retry after the given seconds.", "Retry-After")
+	c.Responses["RateLimited"] = errorAnswer("Rate limit hit (`rate_limited`; `RateLimit` shows `r=0`), or the account "+
+		"has as many requests waiting for their turn as it may (`too_many_requests`); retry after the given seconds.",
+		"Retry-After", "RateLimit-Policy", "RateLimit")
 	c.Responses["InternalError"] = errorAnswer("Server error (`internal_error`); the details are only logged.")
 	c.Responses["RequestTimeout"] = errorAnswer("The request body stopped arriving (`body_timeout`).")
 	c.Responses["ServiceUnavailable"] = errorAnswer("A dependency cannot be reached or answers too slowly "+

@@ -412,7 +412,31 @@ func (b *builder) route(rt Route) {
 		}
 	}
 	op.Responses[d.OK.status] = d.OK.response
+	if d.RateLimited != nil {
+		rateLimited(op, d.RateLimited)
+	}
 	b.add(rt.Method, rt.Path, op)
+}
+
+// rateLimited names the RateLimit fields on the answers of a rate-limited
+// operation: its successes, its 429 (a shared one becomes the one that
+// names them) and the refusals of the given statuses that it describes
+// itself.
+func rateLimited(op *Operation, refusals []int) {
+	for status, r := range op.Responses {
+		switch {
+		case status == "429" && r.Ref != "":
+			op.Responses[status] = &Response{Ref: "#/components/responses/RateLimited"}
+		case r.Ref != "":
+		case strings.HasPrefix(status, "2"), status == "429", slices.Contains(refusals, atoi(status)):
+			op.Responses[status] = withHeader(withHeader(r, "RateLimit-Policy"), "RateLimit")
+		}
+	}
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }
 
 // bearer is the security of data requests: a bearer token, which the

@@ -24,6 +24,10 @@ type opDesc struct {
 	Refusals map[int]string
 	// Record: the answer carries one record (ETag, conditional requests).
 	Record bool
+	// RateLimited: the operation is counted by a rate limit, whose
+	// RateLimit fields its successes and its 429 carry, and the refusals
+	// of these statuses, which may come after the count (rateLimited).
+	RateLimited []int
 }
 
 type okResp struct {
@@ -175,7 +179,9 @@ var descriptions = map[string]opDesc{
 			"`Authorization` header (RFC 6749 §2.3.1). A tenant header is required. Refresh tokens rotate: a refresh " +
 			"returns a new refresh token and the old one stops working; reusing a spent refresh token revokes every " +
 			"token of the same login. Other grant types, `authorization_code` included, → `unsupported_grant_type`. " +
-			"Failed sign-ins (wrong password, wrong client secret) are braked per account and address.",
+			"Failed sign-ins (wrong password, wrong client secret) are braked per account and address; the answers of " +
+			"password and client_credentials grants show the brake in `RateLimit-Policy` and `RateLimit`.",
+		RateLimited: []int{400, 401},
 		Body: &RequestBody{Required: true, Description: "The grant.", Content: map[string]MediaType{
 			"application/x-www-form-urlencoded": {Schema: schemaRef("TokenRequest")}}},
 		OK: okResp{"200", &Response{Description: "The tokens. Sent with `Cache-Control: no-store`.",
@@ -195,7 +201,9 @@ var descriptions = map[string]opDesc{
 		Description: "OAuth 2.0 token revocation (RFC 7009), form-encoded: an access token ends at once on this " +
 			"instance and within 2 seconds on the others; a refresh token ends with every token of the same login. " +
 			"200 whether or not the token was known (an unknown or another tenant's token changes nothing). " +
-			"`client_id` and `client_secret` are required as for the grants; an API client's are checked.",
+			"`client_id` and `client_secret` are required as for the grants; an API client's are checked, under the " +
+			"login brake, which the answer then shows in `RateLimit-Policy` and `RateLimit`.",
+		RateLimited: []int{401},
 		Body: &RequestBody{Required: true, Description: "The token.", Content: map[string]MediaType{
 			"application/x-www-form-urlencoded": {Schema: schemaRef("RevokeRequest")}}},
 		OK: okResp{"200", &Response{Description: "Revoked, or unknown. No body."}},
@@ -384,8 +392,10 @@ var descriptions = map[string]opDesc{
 			"named `file`. Each record holds at most one file: without `delete_others=1` a second upload → 403 " +
 			"`too many uploads`. The stored filename keeps only letters, digits, `_`, `.` and äöüÄÖÜß (`file` when " +
 			"nothing is left); the returned one is authoritative. Bodies sent with chunked transfer encoding are " +
-			"accepted; the size cap holds while streaming. Rate-limited per user.",
-		PathParams: map[string]Parameter{"model": filesModel},
+			"accepted; the size cap holds while streaming. Rate-limited per user: every answer after the count shows " +
+			"the `files` policy in `RateLimit-Policy` and `RateLimit`.",
+		RateLimited: []int{400, 403},
+		PathParams:  map[string]Parameter{"model": filesModel},
 		Params: []Parameter{{Name: "delete_others", In: "query",
 			Description: "`1` (or `true`): replace the record's previous file. Callers are expected to always send it.",
 			Schema:      Schema{"type": "string", "enum": []string{"1", "true"}}}},
@@ -408,9 +418,11 @@ var descriptions = map[string]opDesc{
 		OK:         okJSON(200, "Zero or one upload.", Schema{"type": "array", "maxItems": 1, "items": schemaRef("Upload")})},
 	"GET /v1/files/download/{uploadId}": {ID: "downloadURL", Tag: tagFiles, Summary: "Get a signed download URL",
 		Description: "Returns an absolute URL valid for 30 seconds, fetched with a plain GET and no Authorization " +
-			"header (the signature is the credential). Rate-limited per user.",
-		OK:     okJSON(200, "The signed URL, a JSON string.", Schema{"type": "string", "format": "uri"}),
-		Errors: []int{429}},
+			"header (the signature is the credential). Rate-limited per user: every answer after the count shows the " +
+			"`files` policy in `RateLimit-Policy` and `RateLimit`.",
+		RateLimited: []int{},
+		OK:          okJSON(200, "The signed URL, a JSON string.", Schema{"type": "string", "format": "uri"}),
+		Errors:      []int{429}},
 	"DELETE /v1/files/{uploadId}": {ID: "deleteUpload", Record: true, Tag: tagFiles, Summary: "Delete an upload",
 		Description: "Removes the file and its upload record; the owning Document or Expense stays.",
 		OK:          okJSON(200, "The deleted upload.", schemaRef("Upload")),

@@ -10,11 +10,13 @@ import (
 	"planwerk/internal/testenv"
 )
 
-func refund(t *testing.T, l ratelimit.Limiter, key string) {
+func refund(t *testing.T, l ratelimit.Limiter, key string) ratelimit.State {
 	t.Helper()
-	if err := l.Refund(context.Background(), key); err != nil {
+	s, err := l.Refund(context.Background(), key)
+	if err != nil {
 		t.Fatalf("refund %q: %v", key, err)
 	}
+	return s
 }
 
 func fresh(t *testing.T, l ratelimit.Limiter, key string) bool {

@@ -204,13 +204,13 @@ type Fallback struct {
 }
 
 // Take implements Limiter.
-func (f *Fallback) Take(ctx context.Context, key string) (time.Duration, error) {
-	var wait time.Duration
+func (f *Fallback) Take(ctx context.Context, key string) (Decision, error) {
+	var d Decision
 	if f.breaker.call(ctx, func(ctx context.Context) (err error) {
-		wait, err = f.shared.Take(ctx, key)
+		d, err = f.shared.Take(ctx, key)
 		return err
 	}) {
-		return wait, nil
+		return d, nil
 	}
 	f.breaker.metrics.RateLimitFallback(f.name)
 	return f.local.Take(ctx, key)
@@ -218,20 +218,31 @@ func (f *Fallback) Take(ctx context.Context, key string) (time.Duration, error) 
 
 // Reset implements Limiter. The key is forgotten in the process too: a
 // count left there from an outage would otherwise still apply during the
-// next one. When Redis is unavailable its count stays until it expires.
-func (f *Fallback) Reset(ctx context.Context, key string) error {
-	_ = f.local.Reset(ctx, key) // never fails
-	f.breaker.call(ctx, func(ctx context.Context) error { return f.shared.Reset(ctx, key) })
-	return nil
+// next one. When Redis is unavailable its count stays until it expires;
+// the state reported is then the process's.
+func (f *Fallback) Reset(ctx context.Context, key string) (State, error) {
+	s, _ := f.local.Reset(ctx, key) // never fails
+	f.breaker.call(ctx, func(ctx context.Context) (err error) {
+		_, err = f.shared.Reset(ctx, key)
+		return err
+	})
+	return s, nil
 }
 
 // Refund implements Limiter. Like Reset, it gives back in the process too,
 // since the event may have been counted there during an outage; when
-// Redis is unavailable its count stays until it refills.
-func (f *Fallback) Refund(ctx context.Context, key string) error {
-	_ = f.local.Refund(ctx, key) // never fails
-	f.breaker.call(ctx, func(ctx context.Context) error { return f.shared.Refund(ctx, key) })
-	return nil
+// Redis is unavailable its count stays until it refills. The state is
+// Redis's while it answers, the process's otherwise, as for Take.
+func (f *Fallback) Refund(ctx context.Context, key string) (State, error) {
+	local, _ := f.local.Refund(ctx, key) // never fails
+	var shared State
+	if f.breaker.call(ctx, func(ctx context.Context) (err error) {
+		shared, err = f.shared.Refund(ctx, key)
+		return err
+	}) {
+		return shared, nil
+	}
+	return local, nil
 }
 
 // Fresh implements Limiter: Redis's answer while it is available, the

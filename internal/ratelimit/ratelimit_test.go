@@ -46,11 +46,16 @@ func (c *clock) Add(d time.Duration) {
 
 func take(t *testing.T, l ratelimit.Limiter, key string) time.Duration {
 	t.Helper()
-	wait, err := l.Take(context.Background(), key)
+	return decide(t, l, key).Wait
+}
+
+func decide(t *testing.T, l ratelimit.Limiter, key string) ratelimit.Decision {
+	t.Helper()
+	d, err := l.Take(context.Background(), key)
 	if err != nil {
 		t.Fatalf("take %.20q: %v", key, err)
 	}
-	return wait
+	return d
 }
 
 // TestMemoryRule: Burst events pass at once, then one per Every; Reset
@@ -82,7 +87,7 @@ func TestMemoryRule(t *testing.T) {
 	if wait := take(t, m, "a"); wait == 0 {
 		t.Fatal("one event refilled, two passed")
 	}
-	if err := m.Reset(context.Background(), "a"); err != nil {
+	if _, err := m.Reset(context.Background(), "a"); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 3 {
@@ -482,7 +487,7 @@ func TestFallbackReset(t *testing.T) {
 	l := a.breaker.Limiter(limitName(t), ratelimit.Rule{Burst: 1, Every: time.Hour})
 	ctx := context.Background()
 	take(t, l, "k")
-	if err := l.Reset(ctx, "k"); err != nil {
+	if _, err := l.Reset(ctx, "k"); err != nil {
 		t.Fatal(err)
 	}
 	if wait := take(t, l, "k"); wait != 0 {
@@ -490,7 +495,7 @@ func TestFallbackReset(t *testing.T) {
 	}
 	p.Down()
 	take(t, l, "k")
-	if err := l.Reset(ctx, "k"); err != nil {
+	if _, err := l.Reset(ctx, "k"); err != nil {
 		t.Fatalf("reset with redis down: %v", err)
 	}
 	if wait := take(t, l, "k"); wait != 0 {

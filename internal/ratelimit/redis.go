@@ -57,6 +57,7 @@ func orDefault(d, def time.Duration) time.Duration {
 type Redis struct {
 	client  *redis.Client
 	limiter *redis_rate.Limiter
+	rule    Rule
 	limit   redis_rate.Limit
 	prefix  string
 }
@@ -67,32 +68,41 @@ func NewRedis(client *redis.Client, prefix string, rule Rule) *Redis {
 	return &Redis{
 		client:  client,
 		limiter: redis_rate.NewLimiter(client),
+		rule:    rule,
 		limit:   redis_rate.Limit{Rate: 1, Burst: rule.Burst, Period: rule.Every},
 		prefix:  "planwerk:rate:" + prefix + ":",
 	}
 }
 
-// Take implements Limiter.
-func (l *Redis) Take(ctx context.Context, key string) (time.Duration, error) {
+// Take implements Limiter. redis_rate reports how long the key takes to
+// refill completely (ResetAfter); the State follows from it as from the
+// in-process count's tokens.
+func (l *Redis) Take(ctx context.Context, key string) (Decision, error) {
+	if l.rule.Every <= 0 {
+		return Decision{State: l.rule.state(0)}, nil // no refill interval: nothing to limit
+	}
 	res, err := l.limiter.AllowN(ctx, l.key(key), l.limit, 1)
 	if err != nil {
-		return 0, fmt.Errorf("rate limit: %w", err)
+		return Decision{}, fmt.Errorf("rate limit: %w", err)
 	}
+	s := l.rule.state(res.ResetAfter)
 	if res.Allowed > 0 {
-		return 0, nil
+		return Decision{State: s}, nil
 	}
-	if res.RetryAfter <= 0 {
-		return time.Second, nil
+	wait := res.RetryAfter
+	if wait <= 0 {
+		wait = time.Second
 	}
-	return res.RetryAfter, nil
+	s.Remaining, s.Reset = 0, wait
+	return Decision{State: s, Wait: wait}, nil
 }
 
 // Reset implements Limiter.
-func (l *Redis) Reset(ctx context.Context, key string) error {
+func (l *Redis) Reset(ctx context.Context, key string) (State, error) {
 	if err := l.limiter.Reset(ctx, l.key(key)); err != nil {
-		return fmt.Errorf("rate limit: %w", err)
+		return State{}, fmt.Errorf("rate limit: %w", err)
 	}
-	return nil
+	return l.rule.state(0), nil
 }
 
 // refundScript gives back one event on a key that redis_rate's GCRA
@@ -102,22 +112,25 @@ func (l *Redis) Reset(ctx context.Context, key string) error {
 // stays in use, so a refund that empties the bucket would leave the old
 // TAT in place. A TAT at or before now is a full bucket, so the key goes.
 //
+// It answers, as redis_rate's ResetAfter, the seconds until the key is
+// full again ("0" when it is).
+//
 // KEYS[1]: the key; ARGV[1]: the emission interval in seconds.
 var refundScript = redis.NewScript(`
 redis.replicate_commands()
 local tat = redis.call("GET", KEYS[1])
 if not tat then
-  return 0
+  return "0"
 end
 local t = redis.call("TIME")
 local now = (t[1] - 1483228800) + (t[2] / 1000000)
 local new_tat = math.max(tonumber(tat), now) - tonumber(ARGV[1])
 if new_tat <= now then
   redis.call("DEL", KEYS[1])
-else
-  redis.call("SET", KEYS[1], new_tat, "EX", math.ceil(new_tat - now))
+  return "0"
 end
-return 1
+redis.call("SET", KEYS[1], new_tat, "EX", math.ceil(new_tat - now))
+return tostring(new_tat - now)
 `)
 
 // freshScript answers 1 when a key of redis_rate's script is a full
@@ -137,15 +150,20 @@ return 0
 `)
 
 // Refund implements Limiter.
-func (l *Redis) Refund(ctx context.Context, key string) error {
+func (l *Redis) Refund(ctx context.Context, key string) (State, error) {
 	if l.limit.Period <= 0 {
-		return nil // no refill interval: Take counted nothing
+		return l.rule.state(0), nil // no refill interval: Take counted nothing
 	}
 	interval := strconv.FormatFloat(l.limit.Period.Seconds()/float64(l.limit.Rate), 'f', -1, 64)
-	if err := refundScript.Run(ctx, l.client, []string{l.storedKey(key)}, interval).Err(); err != nil {
-		return fmt.Errorf("rate limit refund: %w", err)
+	left, err := refundScript.Run(ctx, l.client, []string{l.storedKey(key)}, interval).Text()
+	if err != nil {
+		return State{}, fmt.Errorf("rate limit refund: %w", err)
 	}
-	return nil
+	secs, err := strconv.ParseFloat(left, 64)
+	if err != nil {
+		return State{}, fmt.Errorf("rate limit refund: %q: %w", left, err)
+	}
+	return l.rule.state(time.Duration(secs * float64(time.Second))), nil
 }
 
 // Fresh implements Limiter.
