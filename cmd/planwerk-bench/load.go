@@ -64,6 +64,15 @@ func runLoad(ctx context.Context, pgURL string, d time.Duration, clients int, tr
 		lat  map[string][]time.Duration
 	}
 	run := func(suffix string) error {
+		if suffix != "" {
+			// Fresh databases: the bench's tenant exists in the others.
+			fresh, cleanup, err := databases(ctx, pgURL)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			dsns = fresh
+		}
 		for _, dsn := range dsns {
 			env, err := newLoadEnv(ctx, dsn, filepath.Join(dir, fmt.Sprint(len(rows))))
 			if err != nil {
