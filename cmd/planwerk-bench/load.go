@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -28,8 +29,11 @@ import (
 
 // runLoad drives Planwerk with vegeta at a fixed number of concurrent
 // clients: single-record GETs and a mixed workload on SQLite and
-// PostgreSQL, and a bare net/http handler as the machine's ceiling.
-func runLoad(ctx context.Context, pgURL string, d time.Duration, clients int) error {
+// PostgreSQL, and a bare net/http handler as the machine's ceiling. With
+// withTLS, the single GETs also go to the same service over HTTPS
+// (certificate files as --tls-cert and --tls-key serve them), with
+// HTTP/1.1 and with HTTP/2.
+func runLoad(ctx context.Context, pgURL string, d time.Duration, clients int, withTLS bool) error {
 	dir, err := os.MkdirTemp("", "planwerk-bench-load-")
 	if err != nil {
 		return err
@@ -61,16 +65,37 @@ func runLoad(ctx context.Context, pgURL string, d time.Duration, clients int) er
 		name string
 		lat  map[string][]time.Duration
 	}
+	type tlsRow struct {
+		engine            string
+		plain, http1, h2c *vegeta.Metrics
+	}
+	var tlsRows []tlsRow
 	for _, dsn := range dsns {
 		env, err := newLoadEnv(ctx, dsn, filepath.Join(dir, fmt.Sprint(len(rows))))
 		if err != nil {
 			return err
 		}
-		get := attack(nil, env.header, func(t *vegeta.Target) error {
-			t.Method, t.URL = http.MethodGet, env.url+"/v1/project-days/"+env.dayID
-			return nil
-		}, d, clients)
+		getAt := func(base string) vegeta.Targeter {
+			return func(t *vegeta.Target) error {
+				t.Method, t.URL = http.MethodGet, base+"/v1/project-days/"+env.dayID
+				return nil
+			}
+		}
+		get := attack(nil, env.header, getAt(env.url), d, clients)
 		rows = append(rows, row{env.engine + ": GET /v1/project-days/{id}", get})
+		if withTLS {
+			https, roots, stop, err := serveTLS(env.svc, filepath.Join(dir, fmt.Sprint(len(rows), "-tls")))
+			if err != nil {
+				return err
+			}
+			client := &tls.Config{RootCAs: roots, ServerName: "bench.localhost"}
+			h1 := attackUntil(nil, env.header, getAt(https), d, nil, clients, vegeta.TLSConfig(client.Clone()), vegeta.HTTP2(false))
+			h2 := attackUntil(nil, env.header, getAt(https), d, nil, clients, vegeta.TLSConfig(client.Clone()), vegeta.HTTP2(true))
+			stop()
+			rows = append(rows, row{env.engine + ": GET /v1/project-days/{id} over HTTPS, HTTP/1.1", h1},
+				row{env.engine + ": GET /v1/project-days/{id} over HTTPS, HTTP/2", h2})
+			tlsRows = append(tlsRows, tlsRow{env.engine, get, h1, h2})
+		}
 		kinds := map[string][]time.Duration{}
 		mixed := attack(kinds, env.header, env.mixed(), d, clients)
 		rows = append(rows, row{env.engine + ": mixed workload", mixed})
@@ -89,6 +114,15 @@ func runLoad(ctx context.Context, pgURL string, d time.Duration, clients int) er
 		fmt.Printf("| %s | %.0f | %s | %s | %d | %.2f |\n", r.name, r.m.Throughput,
 			ms(r.m.Latencies.P50), ms(r.m.Latencies.P99), failures(r.m), r.m.Throughput/ceiling.Throughput)
 	}
+	if len(tlsRows) > 0 {
+		fmt.Println("\nGET /v1/project-days/{id} over HTTPS beside plain HTTP, the same service in the same run:")
+		fmt.Println("\n| engine | plain HTTP req/s | HTTPS HTTP/1.1 req/s | ratio | HTTPS HTTP/2 req/s | ratio |")
+		fmt.Println("|---|---|---|---|---|---|")
+		for _, r := range tlsRows {
+			fmt.Printf("| %s | %.0f | %.0f | %.2f | %.0f | %.2f |\n", r.engine, r.plain.Throughput,
+				r.http1.Throughput, r.http1.Throughput/r.plain.Throughput, r.h2c.Throughput, r.h2c.Throughput/r.plain.Throughput)
+		}
+	}
 	for _, k := range byKind {
 		printKinds(k.name, k.lat)
 	}
@@ -102,8 +136,10 @@ func attack(kinds map[string][]time.Duration, header http.Header, tr vegeta.Targ
 	return attackUntil(kinds, header, tr, d, nil, clients)
 }
 
-// attackUntil is attack for d, or, when d is 0, until stop is closed.
-func attackUntil(kinds map[string][]time.Duration, header http.Header, tr vegeta.Targeter, d time.Duration, stop <-chan struct{}, clients int) *vegeta.Metrics {
+// attackUntil is attack for d, or, when d is 0, until stop is closed;
+// opts change the attacker (after the common options).
+func attackUntil(kinds map[string][]time.Duration, header http.Header, tr vegeta.Targeter, d time.Duration, stop <-chan struct{}, clients int,
+	opts ...func(*vegeta.Attacker)) *vegeta.Metrics {
 	wrapped := func(t *vegeta.Target) error {
 		if err := tr(t); err != nil {
 			return err
@@ -118,8 +154,8 @@ func attackUntil(kinds map[string][]time.Duration, header http.Header, tr vegeta
 		}
 		return nil
 	}
-	attacker := vegeta.NewAttacker(vegeta.Workers(uint64(clients)), vegeta.MaxWorkers(uint64(clients)),
-		vegeta.Connections(clients), vegeta.KeepAlive(true), vegeta.Timeout(30*time.Second))
+	attacker := vegeta.NewAttacker(append([]func(*vegeta.Attacker){vegeta.Workers(uint64(clients)), vegeta.MaxWorkers(uint64(clients)),
+		vegeta.Connections(clients), vegeta.KeepAlive(true), vegeta.Timeout(30 * time.Second)}, opts...)...)
 	if stop != nil {
 		go func() {
 			<-stop
@@ -176,6 +212,7 @@ func printKinds(name string, lat map[string][]time.Duration) {
 type loadEnv struct {
 	engine, url, dayID, project, task, doc, upload string
 	header                                         http.Header
+	svc                                            *app.Service
 	close                                          func()
 }
 
@@ -209,7 +246,7 @@ func newLoadEnv(ctx context.Context, dsn, filesDir string) (*loadEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &loadEnv{engine: db.Engine(), url: srv.URL,
+	e := &loadEnv{engine: db.Engine(), url: srv.URL, svc: svc,
 		header: http.Header{"Companyurl": {"bench"}, "Authorization": {"Bearer " + token}, "Content-Type": {"application/json"}},
 		close: func() {
 			srv.Close()

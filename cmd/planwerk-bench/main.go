@@ -4,7 +4,8 @@
 //	planwerk-bench lists [--records 50000] [--postgres URL] [--duration 5s]
 //
 // "load" drives a mixed workload with vegeta and compares it with a bare
-// net/http handler; "entries" measures time entry creation with and without the
+// net/http handler (with --tls, single GETs over HTTPS too, HTTP/1.1 and
+// HTTP/2, beside the same GETs over plain HTTP); "entries" measures time entry creation with and without the
 // approved-day check; "files" measures uploads and downloads; "safe"
 // measures record creation without and with an Idempotency-Key;
 // "webhooks" measures how fast a backlog of changes is delivered to a
@@ -93,7 +94,7 @@ func main() {
 		os.Args = os.Args[:1]
 	}
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe|webhooks|writes|tenants|citus|polls|audit|lifecycle [--records N] [--file-bytes N] [--entries N] [--postgres URL] [--citus URL] [--add-worker HOST:PORT] [--duration D] [--big BYTES] [--clients N] [--requests N] [--tenants N] [--per-tenant N] [--keep] [--cpuprofile FILE]")
+		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe|webhooks|writes|tenants|citus|polls|audit|lifecycle [--records N] [--file-bytes N] [--entries N] [--postgres URL] [--citus URL] [--add-worker HOST:PORT] [--duration D] [--big BYTES] [--clients N] [--requests N] [--tenants N] [--per-tenant N] [--keep] [--tls] [--cpuprofile FILE]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -111,6 +112,7 @@ func main() {
 	keep := fs.Bool("keep", false, "keep the seeded databases and name them (tenants, audit, lifecycle)")
 	citus := fs.String("citus", "", "coordinator of a Citus cluster (citus)")
 	addWorker := fs.String("add-worker", "", "host:port of a Citus node to add and rebalance onto under load, then drain and remove (citus)")
+	withTLS := fs.Bool("tls", false, "also GET over HTTPS, with HTTP/1.1 and with HTTP/2, beside plain HTTP (load)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (lists: of the list and the single GETs, to files with this prefix)")
 	_ = fs.Parse(os.Args[2:])
 	if *cpuProfile != "" && os.Args[1] != "lists" {
@@ -134,7 +136,7 @@ func main() {
 	case "entries":
 		err = runEntries(ctx, *pg, *duration)
 	case "load":
-		err = runLoad(ctx, *pg, *duration, *clients)
+		err = runLoad(ctx, *pg, *duration, *clients, *withTLS)
 	case "noisy":
 		err = runNoisy(ctx, *pg, *requests)
 	case "safe":
