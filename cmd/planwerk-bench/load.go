@@ -81,20 +81,25 @@ func runLoad(ctx context.Context, pgURL string, d time.Duration, clients int, wi
 				return nil
 			}
 		}
-		get := attack(nil, env.header, getAt(env.url), d, clients)
-		rows = append(rows, row{env.engine + ": GET /v1/project-days/{id}", get})
-		if withTLS {
+		if !withTLS {
+			get := attack(nil, env.header, getAt(env.url), d, clients)
+			rows = append(rows, row{env.engine + ": GET /v1/project-days/{id}", get})
+		} else {
 			https, roots, stop, err := serveTLS(env.svc, filepath.Join(dir, fmt.Sprint(len(rows), "-tls")))
 			if err != nil {
 				return err
 			}
 			client := &tls.Config{RootCAs: roots, ServerName: "bench.localhost"}
-			h1 := attackUntil(nil, env.header, getAt(https), d, nil, clients, vegeta.TLSConfig(client.Clone()), vegeta.HTTP2(false))
-			h2 := attackUntil(nil, env.header, getAt(https), d, nil, clients, vegeta.TLSConfig(client.Clone()), vegeta.HTTP2(true))
+			m := inTurns(env.header, d, clients, []turn{
+				{tr: getAt(env.url)},
+				{tr: getAt(https), opts: []func(*vegeta.Attacker){vegeta.TLSConfig(client.Clone()), vegeta.HTTP2(false)}},
+				{tr: getAt(https), opts: []func(*vegeta.Attacker){vegeta.TLSConfig(client.Clone()), vegeta.HTTP2(true)}},
+			})
 			stop()
-			rows = append(rows, row{env.engine + ": GET /v1/project-days/{id} over HTTPS, HTTP/1.1", h1},
-				row{env.engine + ": GET /v1/project-days/{id} over HTTPS, HTTP/2", h2})
-			tlsRows = append(tlsRows, tlsRow{env.engine, get, h1, h2})
+			rows = append(rows, row{env.engine + ": GET /v1/project-days/{id}", m[0]},
+				row{env.engine + ": GET /v1/project-days/{id} over HTTPS, HTTP/1.1", m[1]},
+				row{env.engine + ": GET /v1/project-days/{id} over HTTPS, HTTP/2", m[2]})
+			tlsRows = append(tlsRows, tlsRow{env.engine, m[0], m[1], m[2]})
 		}
 		kinds := map[string][]time.Duration{}
 		mixed := attack(kinds, env.header, env.mixed(), d, clients)
@@ -115,7 +120,7 @@ func runLoad(ctx context.Context, pgURL string, d time.Duration, clients int, wi
 			ms(r.m.Latencies.P50), ms(r.m.Latencies.P99), failures(r.m), r.m.Throughput/ceiling.Throughput)
 	}
 	if len(tlsRows) > 0 {
-		fmt.Println("\nGET /v1/project-days/{id} over HTTPS beside plain HTTP, the same service in the same run:")
+		fmt.Printf("\nGET /v1/project-days/{id} over HTTPS beside plain HTTP, the same service in the same run, in %d turns each:\n", turns)
 		fmt.Println("\n| engine | plain HTTP req/s | HTTPS HTTP/1.1 req/s | ratio | HTTPS HTTP/2 req/s | ratio |")
 		fmt.Println("|---|---|---|---|---|---|")
 		for _, r := range tlsRows {
@@ -136,10 +141,18 @@ func attack(kinds map[string][]time.Duration, header http.Header, tr vegeta.Targ
 	return attackUntil(kinds, header, tr, d, nil, clients)
 }
 
-// attackUntil is attack for d, or, when d is 0, until stop is closed;
-// opts change the attacker (after the common options).
-func attackUntil(kinds map[string][]time.Duration, header http.Header, tr vegeta.Targeter, d time.Duration, stop <-chan struct{}, clients int,
-	opts ...func(*vegeta.Attacker)) *vegeta.Metrics {
+// attackUntil is attack for d, or, when d is 0, until stop is closed.
+func attackUntil(kinds map[string][]time.Duration, header http.Header, tr vegeta.Targeter, d time.Duration, stop <-chan struct{}, clients int) *vegeta.Metrics {
+	var m vegeta.Metrics
+	attackInto(&m, kinds, header, tr, d, stop, clients)
+	m.Close()
+	return &m
+}
+
+// attackInto is attackUntil adding the results to m, which it leaves
+// open; opts change the attacker after the common options.
+func attackInto(m *vegeta.Metrics, kinds map[string][]time.Duration, header http.Header, tr vegeta.Targeter, d time.Duration, stop <-chan struct{}, clients int,
+	opts ...func(*vegeta.Attacker)) {
 	wrapped := func(t *vegeta.Target) error {
 		if err := tr(t); err != nil {
 			return err
@@ -162,7 +175,6 @@ func attackUntil(kinds map[string][]time.Duration, header http.Header, tr vegeta
 			attacker.Stop()
 		}()
 	}
-	var m vegeta.Metrics
 	for res := range attacker.Attack(wrapped, vegeta.Rate{Freq: 0}, d, "load") {
 		m.Add(res)
 		if kinds != nil {
@@ -173,8 +185,6 @@ func attackUntil(kinds map[string][]time.Duration, header http.Header, tr vegeta
 			}
 		}
 	}
-	m.Close()
-	return &m
 }
 
 // kindOf names the kind of a mixed workload's request.

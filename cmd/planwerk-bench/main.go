@@ -5,7 +5,7 @@
 //
 // "load" drives a mixed workload with vegeta and compares it with a bare
 // net/http handler (with --tls, single GETs over HTTPS too, HTTP/1.1 and
-// HTTP/2, beside the same GETs over plain HTTP); "entries" measures time entry creation with and without the
+// HTTP/2, in turns with the same GETs over plain HTTP); "entries" measures time entry creation with and without the
 // approved-day check; "files" measures uploads and downloads; "safe"
 // measures record creation without and with an Idempotency-Key;
 // "webhooks" measures how fast a backlog of changes is delivered to a

@@ -11,9 +11,12 @@ import (
 	"log/slog"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"planwerk/internal/app"
 	"planwerk/internal/certs"
@@ -78,4 +81,37 @@ func serveTLS(svc *app.Service, dir string) (string, *x509.CertPool, func(), err
 	roots := x509.NewCertPool()
 	roots.AddCert(ca)
 	return "https://" + ln.Addr().String(), roots, func() { _ = srv.Close() }, nil
+}
+
+// turns is how many turns inTurns gives each of its loads.
+const turns = 4
+
+// turn is one load of inTurns: its targets, and what its attacker
+// changes (TLS, HTTP/2).
+type turn struct {
+	tr   vegeta.Targeter
+	opts []func(*vegeta.Attacker)
+}
+
+// inTurns drives each load for d in all, in turns of d/turns one after
+// the other, so that the machine's drift falls on them alike. Each
+// one's requests per second count the time it was driven.
+func inTurns(header http.Header, d time.Duration, clients int, loads []turn) []*vegeta.Metrics {
+	ms := make([]*vegeta.Metrics, len(loads))
+	driven := make([]time.Duration, len(loads))
+	for i := range ms {
+		ms[i] = &vegeta.Metrics{}
+	}
+	for range turns {
+		for i, l := range loads {
+			start := time.Now()
+			attackInto(ms[i], nil, header, l.tr, d/turns, nil, clients, l.opts...)
+			driven[i] += time.Since(start)
+		}
+	}
+	for i, m := range ms {
+		m.Close()
+		m.Throughput = m.Success * float64(m.Requests) / driven[i].Seconds()
+	}
+	return ms
 }
