@@ -271,6 +271,18 @@ func TestACMESharedCertificate(t *testing.T) {
 			t.Errorf("acme_cache holds %d of the account key and the certificate, %v", rows, err)
 		}
 
+		// A handshake that names no server (a health check by IP address)
+		// gets the first domain's certificate.
+		conn, err := tls.Dial("tcp", second.addr, &tls.Config{InsecureSkipVerify: true})
+		if err != nil {
+			t.Errorf("a handshake without a server name: %v", err)
+		} else {
+			if got := conn.ConnectionState().PeerCertificates[0]; got.SerialNumber.Cmp(cert.SerialNumber) != 0 {
+				t.Errorf("a handshake without a server name got %v, want %s's certificate", got.DNSNames, domain)
+			}
+			conn.Close()
+		}
+
 		// Not a domain of --acme-domains: no certificate.
 		if _, err := testenv.PeerCertificate(t, second.addr, "elsewhere.planwerk.test", p.root); err == nil {
 			t.Error("a handshake for a host outside --acme-domains succeeded")

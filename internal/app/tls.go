@@ -81,7 +81,9 @@ func (e *edge) useDatabase(db *store.DB) {
 	}
 	m := certs.NewManager(e.client, e.settings.ACMEDomains, e.settings.ACMEEmail, certs.NewCache(db))
 	e.manager = m
-	e.tls = certs.ServerConfig(m.GetCertificate, acme.ALPNProto)
+	// A handshake without a server name (a health check by IP address)
+	// gets the first domain's certificate.
+	e.tls = certs.ServerConfig(certs.WithDefaultName(m.GetCertificate, e.settings.ACMEDomains[0]), acme.ALPNProto)
 	e.log.Info("certificates by ACME", "directory", e.settings.ACMEDirectory, "domains", e.settings.ACMEDomains)
 }
 

@@ -85,6 +85,20 @@ func Challenge(m *autocert.Manager, fallback http.Handler) http.Handler {
 	})
 }
 
+// WithDefaultName makes get answer a handshake that names no server
+// (no SNI: a client or health check that connects by IP address) as one
+// for name, instead of failing it.
+func WithDefaultName(get func(*tls.ClientHelloInfo) (*tls.Certificate, error), name string) func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	return func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+		if hello.ServerName == "" {
+			h := *hello
+			h.ServerName = name
+			hello = &h
+		}
+		return get(hello)
+	}
+}
+
 // ServerConfig is the TLS configuration of the main listener with
 // certificates from getCertificate: TLS 1.2 at least, HTTP/2 and
 // HTTP/1.1 offered by ALPN (and ACME's TLS-ALPN-01 challenge where extra
