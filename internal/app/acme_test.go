@@ -206,7 +206,8 @@ func (p *pebble) orders() int { return strings.Count(p.log.String(), "Added orde
 // TestACMESharedCertificate: an instance gets its certificate from an
 // ACME server (pebble), answering the HTTP-01 challenge on --http-addr,
 // and serves it; a second instance on the same database serves the same
-// certificate without asking the ACME server again. --http-addr
+// certificate without asking the ACME server again, and the first answers
+// the challenge of a certificate the second orders. --http-addr
 // redirects everything else to HTTPS.
 func TestACMESharedCertificate(t *testing.T) {
 	t.Parallel()
@@ -289,6 +290,24 @@ func TestACMESharedCertificate(t *testing.T) {
 		}
 		if n := p.orders(); n != issued {
 			t.Errorf("a handshake for a host outside --acme-domains made %d orders", n-issued)
+		}
+
+		// The second instance orders the other domain's certificate; the
+		// ACME server fetches the HTTP-01 token from the first instance's
+		// --http-addr (behind a load balancer, any instance may get the
+		// validation), which finds it in the database.
+		const other = "other.planwerk.test"
+		var otherCert *x509.Certificate
+		second.until(t, "a certificate validated through the other instance", func() bool {
+			c, err := testenv.PeerCertificate(t, second.addr, other, p.root)
+			otherCert = c
+			return err == nil
+		})
+		if len(otherCert.DNSNames) != 1 || otherCert.DNSNames[0] != other {
+			t.Errorf("the other certificate is for %v, want %s", otherCert.DNSNames, other)
+		}
+		if !strings.Contains(p.log.String(), "Attempting to validate w/ HTTP: http://"+other+":") {
+			t.Errorf("pebble did not validate %s over HTTP-01", other)
 		}
 
 		// Plain HTTP: a redirect to HTTPS.
