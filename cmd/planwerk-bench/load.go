@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,9 +30,12 @@ import (
 
 // runLoad drives Planwerk with vegeta at a fixed number of concurrent
 // clients: single-record GETs and a mixed workload on SQLite and
-// PostgreSQL, and a bare net/http handler as the machine's ceiling.
-// traced: the same rows again with tracing on, every request sampled.
-func runLoad(ctx context.Context, pgURL string, d time.Duration, clients int, traced bool) error {
+// PostgreSQL, and a bare net/http handler as the machine's ceiling. With
+// withTLS, the single GETs also go to the same service over HTTPS
+// (certificate files as --tls-cert and --tls-key serve them), with
+// HTTP/1.1 and with HTTP/2. traced: the rows again with tracing on, every
+// request sampled.
+func runLoad(ctx context.Context, pgURL string, d time.Duration, clients int, withTLS, traced bool) error {
 	dir, err := os.MkdirTemp("", "planwerk-bench-load-")
 	if err != nil {
 		return err
@@ -63,6 +67,11 @@ func runLoad(ctx context.Context, pgURL string, d time.Duration, clients int, tr
 		name string
 		lat  map[string][]time.Duration
 	}
+	type tlsRow struct {
+		engine            string
+		plain, http1, h2c *vegeta.Metrics
+	}
+	var tlsRows []tlsRow
 	run := func(suffix string) error {
 		if suffix != "" {
 			// Fresh databases: the bench's tenant exists in the others.
@@ -78,11 +87,32 @@ func runLoad(ctx context.Context, pgURL string, d time.Duration, clients int, tr
 			if err != nil {
 				return err
 			}
-			get := attack(nil, env.header, func(t *vegeta.Target) error {
-				t.Method, t.URL = http.MethodGet, env.url+"/v1/project-days/"+env.dayID
-				return nil
-			}, d, clients)
-			rows = append(rows, row{env.engine + ": GET /v1/project-days/{id}" + suffix, get})
+			getAt := func(base string) vegeta.Targeter {
+				return func(t *vegeta.Target) error {
+					t.Method, t.URL = http.MethodGet, base+"/v1/project-days/"+env.dayID
+					return nil
+				}
+			}
+			if !withTLS || suffix != "" {
+				get := attack(nil, env.header, getAt(env.url), d, clients)
+				rows = append(rows, row{env.engine + ": GET /v1/project-days/{id}" + suffix, get})
+			} else {
+				https, roots, stop, err := serveTLS(env.svc, filepath.Join(dir, fmt.Sprint(len(rows), "-tls")))
+				if err != nil {
+					return err
+				}
+				client := &tls.Config{RootCAs: roots, ServerName: "bench.localhost"}
+				m := inTurns(env.header, d, clients, []turn{
+					{tr: getAt(env.url)},
+					{tr: getAt(https), opts: []func(*vegeta.Attacker){vegeta.TLSConfig(client.Clone()), vegeta.HTTP2(false)}},
+					{tr: getAt(https), opts: []func(*vegeta.Attacker){vegeta.TLSConfig(client.Clone()), vegeta.HTTP2(true)}},
+				})
+				stop()
+				rows = append(rows, row{env.engine + ": GET /v1/project-days/{id}", m[0]},
+					row{env.engine + ": GET /v1/project-days/{id} over HTTPS, HTTP/1.1", m[1]},
+					row{env.engine + ": GET /v1/project-days/{id} over HTTPS, HTTP/2", m[2]})
+				tlsRows = append(tlsRows, tlsRow{env.engine, m[0], m[1], m[2]})
+			}
 			kinds := map[string][]time.Duration{}
 			mixed := attack(kinds, env.header, env.mixed(), d, clients)
 			rows = append(rows, row{env.engine + ": mixed workload" + suffix, mixed})
@@ -140,6 +170,15 @@ func runLoad(ctx context.Context, pgURL string, d time.Duration, clients int, tr
 			}
 		}
 	}
+	if len(tlsRows) > 0 {
+		fmt.Printf("\nGET /v1/project-days/{id} over HTTPS beside plain HTTP, the same service in the same run, in %d turns each:\n", turns)
+		fmt.Println("\n| engine | plain HTTP req/s | HTTPS HTTP/1.1 req/s | ratio | HTTPS HTTP/2 req/s | ratio |")
+		fmt.Println("|---|---|---|---|---|---|")
+		for _, r := range tlsRows {
+			fmt.Printf("| %s | %.0f | %.0f | %.2f | %.0f | %.2f |\n", r.engine, r.plain.Throughput,
+				r.http1.Throughput, r.http1.Throughput/r.plain.Throughput, r.h2c.Throughput, r.h2c.Throughput/r.plain.Throughput)
+		}
+	}
 	for _, k := range byKind {
 		printKinds(k.name, k.lat)
 	}
@@ -155,6 +194,16 @@ func attack(kinds map[string][]time.Duration, header http.Header, tr vegeta.Targ
 
 // attackUntil is attack for d, or, when d is 0, until stop is closed.
 func attackUntil(kinds map[string][]time.Duration, header http.Header, tr vegeta.Targeter, d time.Duration, stop <-chan struct{}, clients int) *vegeta.Metrics {
+	var m vegeta.Metrics
+	attackInto(&m, kinds, header, tr, d, stop, clients)
+	m.Close()
+	return &m
+}
+
+// attackInto is attackUntil adding the results to m, which it leaves
+// open; opts change the attacker after the common options.
+func attackInto(m *vegeta.Metrics, kinds map[string][]time.Duration, header http.Header, tr vegeta.Targeter, d time.Duration, stop <-chan struct{}, clients int,
+	opts ...func(*vegeta.Attacker)) {
 	wrapped := func(t *vegeta.Target) error {
 		if err := tr(t); err != nil {
 			return err
@@ -169,15 +218,14 @@ func attackUntil(kinds map[string][]time.Duration, header http.Header, tr vegeta
 		}
 		return nil
 	}
-	attacker := vegeta.NewAttacker(vegeta.Workers(uint64(clients)), vegeta.MaxWorkers(uint64(clients)),
-		vegeta.Connections(clients), vegeta.KeepAlive(true), vegeta.Timeout(30*time.Second))
+	attacker := vegeta.NewAttacker(append([]func(*vegeta.Attacker){vegeta.Workers(uint64(clients)), vegeta.MaxWorkers(uint64(clients)),
+		vegeta.Connections(clients), vegeta.KeepAlive(true), vegeta.Timeout(30 * time.Second)}, opts...)...)
 	if stop != nil {
 		go func() {
 			<-stop
 			attacker.Stop()
 		}()
 	}
-	var m vegeta.Metrics
 	for res := range attacker.Attack(wrapped, vegeta.Rate{Freq: 0}, d, "load") {
 		m.Add(res)
 		if kinds != nil {
@@ -188,8 +236,6 @@ func attackUntil(kinds map[string][]time.Duration, header http.Header, tr vegeta
 			}
 		}
 	}
-	m.Close()
-	return &m
 }
 
 // kindOf names the kind of a mixed workload's request.
@@ -227,6 +273,7 @@ func printKinds(name string, lat map[string][]time.Duration) {
 type loadEnv struct {
 	engine, url, dayID, project, task, doc, upload string
 	header                                         http.Header
+	svc                                            *app.Service
 	close                                          func()
 }
 
@@ -262,7 +309,7 @@ func newLoadEnv(ctx context.Context, dsn, filesDir string) (*loadEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &loadEnv{engine: db.Engine(), url: srv.URL,
+	e := &loadEnv{engine: db.Engine(), url: srv.URL, svc: svc,
 		header: http.Header{"Companyurl": {"bench"}, "Authorization": {"Bearer " + token}, "Content-Type": {"application/json"}},
 		close: func() {
 			srv.Close()

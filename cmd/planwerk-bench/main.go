@@ -4,7 +4,8 @@
 //	planwerk-bench lists [--records 50000] [--postgres URL] [--duration 5s]
 //
 // "load" drives a mixed workload with vegeta and compares it with a bare
-// net/http handler; "entries" measures time entry creation with and without the
+// net/http handler (with --tls, single GETs over HTTPS too, HTTP/1.1 and
+// HTTP/2, in turns with the same GETs over plain HTTP); "entries" measures time entry creation with and without the
 // approved-day check; "files" measures uploads and downloads; "safe"
 // measures record creation without and with an Idempotency-Key;
 // "webhooks" measures how fast a backlog of changes is delivered to a
@@ -93,7 +94,7 @@ func main() {
 		os.Args = os.Args[:1]
 	}
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe|webhooks|writes|tenants|citus|polls|audit|lifecycle [--records N] [--file-bytes N] [--entries N] [--postgres URL] [--citus URL] [--add-worker HOST:PORT] [--duration D] [--big BYTES] [--clients N] [--requests N] [--tenants N] [--per-tenant N] [--keep] [--tracing] [--cpuprofile FILE]")
+		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe|webhooks|writes|tenants|citus|polls|audit|lifecycle [--records N] [--file-bytes N] [--entries N] [--postgres URL] [--citus URL] [--add-worker HOST:PORT] [--duration D] [--big BYTES] [--clients N] [--requests N] [--tenants N] [--per-tenant N] [--keep] [--tls] [--tracing] [--cpuprofile FILE]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -112,6 +113,7 @@ func main() {
 	citus := fs.String("citus", "", "coordinator of a Citus cluster (citus)")
 	addWorker := fs.String("add-worker", "", "host:port of a Citus node to add and rebalance onto under load, then drain and remove (citus)")
 	traced := fs.Bool("tracing", false, "load: the rows again with OpenTelemetry tracing on, every request sampled")
+	withTLS := fs.Bool("tls", false, "also GET over HTTPS, with HTTP/1.1 and with HTTP/2, beside plain HTTP (load)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (lists: of the list and the single GETs, to files with this prefix)")
 	_ = fs.Parse(os.Args[2:])
 	if *cpuProfile != "" && os.Args[1] != "lists" {
@@ -135,7 +137,7 @@ func main() {
 	case "entries":
 		err = runEntries(ctx, *pg, *duration)
 	case "load":
-		err = runLoad(ctx, *pg, *duration, *clients, *traced)
+		err = runLoad(ctx, *pg, *duration, *clients, *withTLS, *traced)
 	case "noisy":
 		err = runNoisy(ctx, *pg, *requests)
 	case "safe":

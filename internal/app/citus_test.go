@@ -22,7 +22,7 @@ import (
 
 // TestCitusMigrate: planwerk migrate distributes the schema: every table
 // of Planwerk's is a reference table (tenants, tenant_states,
-// service_secrets) or distributed by tenant_id, all of those in one
+// service_secrets, acme_cache) or distributed by tenant_id, all of those in one
 // co-location group; the migration library's version table stays on the
 // coordinator. A second
 // run changes nothing, and a Citus worker is refused as an entry point.
@@ -59,7 +59,7 @@ func TestCitusMigrate(t *testing.T) {
 			if method != "" {
 				t.Errorf("schema_migrations is a Citus table (%s), want it local to the coordinator", method)
 			}
-		case name == "tenants" || name == "service_secrets" || name == "tenant_states":
+		case name == "tenants" || name == "service_secrets" || name == "tenant_states" || name == "acme_cache":
 			if method != "n" || model != "t" {
 				t.Errorf("%s: method %q, replication %q; want a reference table", name, method, model)
 			}

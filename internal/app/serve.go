@@ -39,11 +39,16 @@ func runServe(ctx context.Context, args []string, stdio IO) error {
 			log.Warn("tracing: the last spans were not sent", "err", err)
 		}
 	}()
+	edge, err := prepareEdge(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
 	db, err := openDatabase(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	edge.useDatabase(db)
 	svc, err := NewService(ctx, cfg, db, log)
 	if err != nil {
 		return err
@@ -57,15 +62,15 @@ func runServe(ctx context.Context, args []string, stdio IO) error {
 		listening = func(a net.Addr) { printDemo(stdio, a) }
 	}
 	svc.Start()
-	return serveHTTP(ctx, svc, log, listening)
+	return serveHTTP(ctx, svc, log, listening, edge)
 }
 
 // serveHTTP serves until ctx ends (SIGTERM), then shuts down gracefully:
 // no new connections, requests in flight get the grace period, and what
 // is still running then is cut, waited for while it cleans up, and the
 // command ends without an error. listening is told the address once the
-// main listener is open.
-func serveHTTP(ctx context.Context, svc *Service, log *slog.Logger, listening func(net.Addr)) error {
+// main listener is open. edge says whether it speaks HTTPS (tls.go).
+func serveHTTP(ctx context.Context, svc *Service, log *slog.Logger, listening func(net.Addr), edge *edge) error {
 	cfg := svc.Config
 	// Requests run on a context of their own that SIGTERM does not end:
 	// the grace period is theirs. It ends when the grace period does.
@@ -77,12 +82,25 @@ func serveHTTP(ctx context.Context, svc *Service, log *slog.Logger, listening fu
 		return fmt.Errorf("listen: %w", err)
 	}
 	servers := []*http.Server{srv}
-	errc := make(chan error, 2)
-	go func() { errc <- srv.Serve(svc.Handler.Listener(ln)) }()
+	errc := make(chan error, 3)
+	go func() { errc <- edge.serve(srv, svc.Handler.Listener(ln)) }()
+	psrv, pln, err := edge.plain(ln.Addr())
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	if psrv != nil {
+		servers = append(servers, psrv)
+		go func() { errc <- psrv.Serve(pln) }()
+		log.Info("plain HTTP listening: ACME's challenge, and redirects to HTTPS", "addr", pln.Addr().String())
+	}
 	if cfg.MetricsAddr != "" {
 		mln, err := net.Listen("tcp", cfg.MetricsAddr)
 		if err != nil {
 			ln.Close()
+			if pln != nil {
+				pln.Close()
+			}
 			return fmt.Errorf("listen for metrics: %w", err)
 		}
 		msrv := &http.Server{Handler: svc.Metrics.Handler(), ReadHeaderTimeout: 10 * time.Second,
@@ -91,7 +109,7 @@ func serveHTTP(ctx context.Context, svc *Service, log *slog.Logger, listening fu
 		go func() { errc <- msrv.Serve(mln) }()
 		log.Info("metrics listening", "addr", mln.Addr().String())
 	}
-	log.Info("planwerk listening", "addr", ln.Addr().String(), "database", svc.DB.Engine(), "version", versionString())
+	log.Info("planwerk listening", "addr", ln.Addr().String(), "https", edge.tls != nil, "database", svc.DB.Engine(), "version", versionString())
 	listening(ln.Addr())
 	select {
 	case err := <-errc:

@@ -60,6 +60,8 @@ type Config struct {
 	// badProxies keeps what --trusted-proxies could not read, so that
 	// Validate reports it together with the other problems.
 	badProxies []string
+	// TLS is how the main listener speaks HTTPS (tls.go).
+	TLS TLS
 
 	// Not flags: the login brake. Each allows this many failed logins at
 	// once, then one more per refill period.
@@ -106,6 +108,8 @@ func Default() Config {
 
 		LoginFailuresPerAccount: 10,
 		LoginFailuresPerAddress: 50,
+
+		TLS: TLS{ACMEDirectory: DefaultACMEDirectory},
 	}
 }
 
@@ -116,7 +120,7 @@ func Default() Config {
 type Group func(c *Config, fs *flag.FlagSet)
 
 // All is every group: the settings of serve.
-var All = []Group{Database, HTTP, Files, Quota, Limits, Tokens, Events, Audit}
+var All = []Group{Database, HTTP, HTTPS, Files, Quota, Limits, Tokens, Events, Audit}
 
 // Register defines the flags of groups on fs, writing into c.
 func (c *Config) Register(fs *flag.FlagSet, groups ...Group) {
@@ -332,6 +336,7 @@ func (c *Config) Validate() error {
 	if c.MetricsAddr != "" && c.MetricsAddr == c.Addr {
 		problems = append(problems, "--metrics-addr must differ from --addr")
 	}
+	problems = append(problems, c.TLS.validate(c.Addr, c.MetricsAddr)...)
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "; "))
 	}

@@ -33,6 +33,7 @@ func TestDefault(t *testing.T) {
 		RequestTimeout: 30 * time.Second, WriteIdleTimeout: 30 * time.Second, ShutdownGrace: 30 * time.Second,
 		ChangeRetention: 720 * time.Hour, WebhookDisableAfter: 72 * time.Hour,
 		LoginFailuresPerAccount: c.LoginFailuresPerAccount, LoginFailuresPerAddress: c.LoginFailuresPerAddress,
+		TLS: config.TLS{ACMEDirectory: "https://acme-v02.api.letsencrypt.org/directory"},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Default() = %+v, want %+v", c, want)
@@ -337,6 +338,7 @@ func TestGroups(t *testing.T) {
 	}{
 		{"Database", config.Database, []string{"database"}},
 		{"HTTP", config.HTTP, []string{"addr", "base-domain", "metrics-addr", "request-timeout", "write-idle-timeout", "shutdown-grace", "cors-origins", "trusted-proxies"}},
+		{"HTTPS", config.HTTPS, []string{"tls-cert", "tls-key", "acme-domains", "acme-directory", "acme-email", "acme-ca", "http-addr"}},
 		{"Files", config.Files, []string{"files", "public-url", "url-secret", "max-upload-bytes"}},
 		{"Quota", config.Quota, []string{"tenant-storage-bytes"}},
 		{"Limits", config.Limits, []string{"redis", "file-rate"}},

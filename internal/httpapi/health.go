@@ -11,9 +11,12 @@ import (
 	"planwerk/internal/fault"
 )
 
-// readyTimeout bounds a readiness check: a check that cannot tell in
-// this time says "not ready" rather than keep the caller waiting.
-const readyTimeout = time.Second
+// readyTimeout bounds the readiness checks: a check that cannot tell in
+// this time says "not ready" rather than keep the caller waiting. It is
+// well below the second within which /readyz answers, so that a load
+// balancer probing with a one-second timeout gets the answer, not a
+// timeout, when a dependency hangs.
+const readyTimeout = 800 * time.Millisecond
 
 // minFree is the free space below which a disk counts as full.
 const minFree = 64 << 20

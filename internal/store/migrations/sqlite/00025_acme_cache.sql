@@ -1,0 +1,14 @@
+-- +goose Up
+-- What ACME's client keeps between runs, shared by every instance: the
+-- account key, and each domain's private key and certificate chain (PEM),
+-- by autocert's names for them. It belongs to the service, not to a
+-- tenant. The keys are stored as they are, since the client must read
+-- them back (decisions: "HTTPS").
+CREATE TABLE IF NOT EXISTS acme_cache (
+    name       TEXT PRIMARY KEY,
+    data       BLOB NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
+-- +goose Down
+DROP TABLE acme_cache;
