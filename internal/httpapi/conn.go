@@ -1,10 +1,6 @@
 package httpapi
 
 import (
-	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
-
-	"planwerk/internal/tracing"
-
 	"context"
 	"errors"
 	"io"
@@ -21,16 +17,8 @@ import (
 // as long as the client keeps reading. base is the context of every
 // request; cancelling it ends all requests in flight.
 func (s *Server) HTTPServer(base context.Context) *http.Server {
-	var h http.Handler = s
-	if tracing.Enabled() {
-		// The server span of each request, continuing an incoming W3C
-		// trace context; observe names it by the route once the mux has
-		// matched one.
-		h = otelhttp.NewHandler(s, "", otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method }),
-			otelhttp.WithPropagators(tracing.Propagator))
-	}
 	return &http.Server{
-		Handler:           h,
+		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,

@@ -1,6 +1,9 @@
 package httpapi
 
 import (
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 
@@ -15,6 +18,7 @@ import (
 	"time"
 
 	"planwerk/internal/audit"
+	"planwerk/internal/tracing"
 
 	"planwerk/internal/auth"
 	"planwerk/internal/errs"
@@ -87,6 +91,11 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		defer s.inFlight.Done()
 		info := &requestInfo{id: newRequestID()}
 		w.Header().Set("X-Request-Id", info.id)
+		if s.traced {
+			var span trace.Span
+			r, span = serverSpan(r)
+			defer span.End()
+		}
 		// Every request has a deadline; streams derive fresh ones from
 		// info.base for each step that moves data.
 		info.base = context.WithValue(r.Context(), infoKey{}, info)
@@ -129,9 +138,11 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			if route == unmatchedPattern {
 				route = ""
 			}
-			if span := trace.SpanFromContext(r.Context()); span.IsRecording() {
-				nameSpan(span, r.Method, route)
-				attrs = append(attrs, slog.String("traceId", span.SpanContext().TraceID().String()))
+			if s.traced {
+				if span := trace.SpanFromContext(r.Context()); span.IsRecording() {
+					endServerSpan(span, r.Method, route, sw.status)
+					attrs = append(attrs, slog.String("traceId", span.SpanContext().TraceID().String()))
+				}
 			}
 			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 			s.metrics.Request(route, r.Method, sw.status, time.Since(start).Seconds())
@@ -140,16 +151,42 @@ func (s *Server) observe(next http.Handler) http.Handler {
 	})
 }
 
-// nameSpan names a request's server span by its method and route
-// pattern ("GET /v1/projects/{id}"), which the semantic conventions ask
-// for; a request no route matched keeps the method alone.
-func nameSpan(span trace.Span, method, route string) {
-	_, path, _ := strings.Cut(route, " ")
-	if path == "" {
-		return
+// serverSpan starts the server span of a request, continuing the W3C
+// trace context the request carries, with the attributes of the HTTP
+// semantic conventions that are known before it runs. It is a thin span
+// of the service's own rather than otelhttp's, which computes metric
+// attributes for every request that Prometheus already counts (decisions:
+// "Tracing").
+func serverSpan(r *http.Request) (*http.Request, trace.Span) {
+	ctx := tracing.Propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
 	}
-	span.SetName(method + " " + path)
-	span.SetAttributes(semconv.HTTPRoute(path))
+	attrs := []attribute.KeyValue{semconv.HTTPRequestMethodKey.String(r.Method), semconv.URLPath(r.URL.Path),
+		semconv.URLScheme(scheme), semconv.ServerAddress(r.Host), semconv.NetworkProtocolVersion(fmt.Sprintf("%d.%d", r.ProtoMajor, r.ProtoMinor))}
+	if ua := r.UserAgent(); ua != "" {
+		attrs = append(attrs, semconv.UserAgentOriginal(ua))
+	}
+	ctx, span := tracing.Tracer().Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	return r.WithContext(ctx), span
+}
+
+// endServerSpan names a request's server span by its method and route
+// pattern ("GET /v1/projects/{id}"), as the semantic conventions ask (a
+// request no route matched keeps the method alone), and records its
+// status: a 5xx marks it failed.
+func endServerSpan(span trace.Span, method, route string, status int) {
+	if _, path, _ := strings.Cut(route, " "); path != "" {
+		span.SetName(method + " " + path)
+		span.SetAttributes(semconv.HTTPRoute(path))
+	}
+	if status != 0 {
+		span.SetAttributes(semconv.HTTPResponseStatusCode(status))
+	}
+	if status >= 500 {
+		span.SetStatus(codes.Error, http.StatusText(status))
+	}
 }
 
 func newRequestID() string {

@@ -27,6 +27,7 @@ import (
 	"planwerk/internal/store"
 	"planwerk/internal/tenancy"
 	"planwerk/internal/timetrack"
+	"planwerk/internal/tracing"
 	"planwerk/internal/users"
 	"planwerk/internal/webhooks"
 )
@@ -123,6 +124,8 @@ type Server struct {
 	// inFlight counts requests being handled, so that a shutdown can wait
 	// for the clean-up of those it cuts.
 	inFlight sync.WaitGroup
+	// traced: each request is a server span (tracing was on when New ran).
+	traced bool
 }
 
 // Auth says what a route requires of a request.
@@ -173,7 +176,7 @@ func New(cfg Config, d Deps) *Server {
 	s := &Server{cfg: cfg, db: d.DB, auth: d.Auth, users: d.Users, tenants: d.Tenants, reg: d.Registry, records: d.Records, skills: d.Skills,
 		time: d.Time, files: d.Files, fstore: d.Store, feed: d.Feed, hooks: d.Webhooks, exports: d.Exports, metrics: d.Metrics, log: d.Log, mux: http.NewServeMux(),
 		keys:   idempotency.New(d.Idempotency, idempotencyConfig(), d.Log),
-		routed: map[string]bool{}, requests: gate.New("requests", gate.Options{PerKey: cfg.TenantRequests, MaxQueue: 4 * cfg.TenantRequests})}
+		routed: map[string]bool{}, traced: tracing.Enabled(), requests: gate.New("requests", gate.Options{PerKey: cfg.TenantRequests, MaxQueue: 4 * cfg.TenantRequests})}
 	for _, r := range s.reg.All() {
 		if r.Deprecated {
 			s.deprecated = append(s.deprecated, r.Path())
