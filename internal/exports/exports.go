@@ -13,11 +13,6 @@
 package exports
 
 import (
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
-
-	"planwerk/internal/tracing"
-
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -33,10 +28,14 @@ import (
 	"strconv"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"planwerk/internal/auth"
 	"planwerk/internal/errs"
 	"planwerk/internal/filestore"
 	"planwerk/internal/store"
+	"planwerk/internal/tracing"
 )
 
 // Statuses of an export.

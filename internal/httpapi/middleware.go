@@ -1,12 +1,6 @@
 package httpapi
 
 import (
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/propagation"
-	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
-	"go.opentelemetry.io/otel/trace"
-
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -17,13 +11,18 @@ import (
 	"strings"
 	"time"
 
-	"planwerk/internal/audit"
-	"planwerk/internal/tracing"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
 
+	"planwerk/internal/audit"
 	"planwerk/internal/auth"
 	"planwerk/internal/errs"
 	"planwerk/internal/gate"
 	"planwerk/internal/store"
+	"planwerk/internal/tracing"
 )
 
 // requestInfo travels with a request: the middleware fills it in and the

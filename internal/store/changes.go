@@ -56,6 +56,12 @@ type Change struct {
 	order  int // when the transaction first recorded it, among its audit notes
 }
 
+// anyTraced reports whether a change of cs has a trace context: only
+// then do its statements name the column.
+func anyTraced(cs []Change) bool {
+	return slices.ContainsFunc(cs, func(c Change) bool { return c.TraceParent != "" })
+}
+
 // traceParent is the column's value: NULL for a change made untraced.
 func (c Change) traceParent() any {
 	if c.TraceParent == "" {
@@ -250,7 +256,7 @@ func insertChanges(ctx context.Context, q Querier, tenantID, first int64, cs []C
 		width++
 	}
 	// The trace context is a column only when a change has one.
-	traced := slices.ContainsFunc(cs, func(c Change) bool { return c.TraceParent != "" })
+	traced := anyTraced(cs)
 	if traced {
 		sb.WriteString(`, trace_parent`)
 		width++

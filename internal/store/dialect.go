@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -475,7 +474,7 @@ func (d citusDialect) claimStatements(tenantID int64, n int, head []Change) []st
 // and vals name it for the INSERT and its SELECT): untraced, the
 // statements stay as they were before it.
 func changeValues(tenantID int64, n int, head []Change) (values string, args []any, cols, vals string) {
-	traced := slices.ContainsFunc(head, func(c Change) bool { return c.TraceParent != "" })
+	traced := anyTraced(head)
 	var sb strings.Builder
 	sb.WriteString("(VALUES ")
 	args = make([]any, 0, 2+7*len(head))

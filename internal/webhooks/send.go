@@ -1,15 +1,6 @@
 package webhooks
 
 import (
-	"net/url"
-
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/propagation"
-	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
-	"go.opentelemetry.io/otel/trace"
-
-	"planwerk/internal/tracing"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -17,13 +8,19 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
 
 	"planwerk/internal/feed"
 	"planwerk/internal/store"
+	"planwerk/internal/tracing"
 )
 
 // maxAnswer is how much of a receiver's answer is read: only its status
