@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"net"
@@ -219,7 +220,7 @@ func demo(t *testing.T, env map[string]string, args ...string) (stdout, stderr *
 	return stdout, stderr, done
 }
 
-var curlURL = regexp.MustCompile(`curl -s (http://\S+/oauth2/token) `)
+var curlURL = regexp.MustCompile(`curl -s (https?://\S+/oauth2/token) `)
 
 // waitCurl waits for serve --demo to print its curl and returns the URL in
 // it.
@@ -318,6 +319,40 @@ func TestDemoListensOnLoopback(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDemoOverHTTPS: with --tls-cert, serve --demo prints an https URL,
+// and the token request it shows is answered over TLS.
+func TestDemoOverHTTPS(t *testing.T) {
+	t.Parallel()
+	ca := testenv.NewCA(t)
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	c, k := ca.Issue(t, "localhost", "127.0.0.1")
+	testenv.WriteFile(t, certFile, c)
+	testenv.WriteFile(t, keyFile, k)
+	stdout, stderr, done := demo(t, nil, "--addr", ":0", "--tls-cert", certFile, "--tls-key", keyFile)
+	u := waitCurl(t, stdout, stderr, done)
+	if u.Scheme != "https" {
+		t.Fatalf("curl URL %s, want https", u)
+	}
+	form := url.Values{"grant_type": {"password"}, "username": {"admin@demo.test"}, "password": {"demo-password"},
+		"client_id": {"cli"}, "client_secret": {"cli"}}
+	req, err := http.NewRequest(http.MethodPost, u.String(), strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("companyurl", "demo")
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}, Timeout: 30 * time.Second}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("the curl's URL does not answer over TLS: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("the curl's token request: status %d, want 200", resp.StatusCode)
 	}
 }
 

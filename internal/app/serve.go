@@ -59,7 +59,7 @@ func runServe(ctx context.Context, args []string, stdio IO) error {
 		if err := seedDemo(ctx, svc); err != nil {
 			return err
 		}
-		listening = func(a net.Addr) { printDemo(stdio, a) }
+		listening = func(a net.Addr) { printDemo(stdio, a, cfg.TLS) }
 	}
 	svc.Start()
 	return serveHTTP(ctx, svc, log, listening, edge)

@@ -120,14 +120,27 @@ func demoAddr(addr string) string {
 }
 
 // printDemo prints a curl command that fetches a token from the listener
-// at a: called once it listens, so the port is the real one.
-func printDemo(stdio IO, a net.Addr) {
+// at a: called once it listens, so the port is the real one. Over HTTPS
+// the command names https, and, with ACME, the first domain, which its
+// certificate is for.
+func printDemo(stdio IO, a net.Addr, t config.TLS) {
 	host := a.String()
-	if tcp, ok := a.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+	tcp, isTCP := a.(*net.TCPAddr)
+	if isTCP && tcp.IP.IsUnspecified() {
 		host = net.JoinHostPort("localhost", strconv.Itoa(tcp.Port))
+	}
+	scheme := "http"
+	if t.On() {
+		scheme = "https"
+		if len(t.ACMEDomains) > 0 && isTCP {
+			host = t.ACMEDomains[0]
+			if tcp.Port != 443 {
+				host = net.JoinHostPort(host, strconv.Itoa(tcp.Port))
+			}
+		}
 	}
 	fmt.Fprintf(stdio.Stdout, `demo tenant ready: %s / %s
 get a token:
-  curl -s http://%s/oauth2/token -H 'companyurl: %s' -d grant_type=password -d username=%s -d password=%s -d client_id=cli -d client_secret=cli
-`, demoEmail, demoPassword, host, demoSlug, demoEmail, demoPassword)
+  curl -s %s://%s/oauth2/token -H 'companyurl: %s' -d grant_type=password -d username=%s -d password=%s -d client_id=cli -d client_secret=cli
+`, demoEmail, demoPassword, scheme, host, demoSlug, demoEmail, demoPassword)
 }

@@ -163,12 +163,27 @@ func serverSpan(r *http.Request) (*http.Request, trace.Span) {
 		scheme = "https"
 	}
 	attrs := []attribute.KeyValue{semconv.HTTPRequestMethodKey.String(r.Method), semconv.URLPath(r.URL.Path),
-		semconv.URLScheme(scheme), semconv.ServerAddress(r.Host), semconv.NetworkProtocolVersion(fmt.Sprintf("%d.%d", r.ProtoMajor, r.ProtoMinor))}
+		semconv.URLScheme(scheme), semconv.ServerAddress(r.Host), semconv.NetworkProtocolVersion(protocolVersion(r))}
 	if ua := r.UserAgent(); ua != "" {
 		attrs = append(attrs, semconv.UserAgentOriginal(ua))
 	}
 	ctx, span := tracing.Tracer().Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 	return r.WithContext(ctx), span
+}
+
+// protocolVersion is the request's HTTP version as the semantic
+// conventions write it ("1.1", "2"), without formatting it for each
+// request.
+func protocolVersion(r *http.Request) string {
+	switch {
+	case r.ProtoMajor == 1 && r.ProtoMinor == 1:
+		return "1.1"
+	case r.ProtoMajor == 2:
+		return "2"
+	case r.ProtoMajor == 1 && r.ProtoMinor == 0:
+		return "1.0"
+	}
+	return fmt.Sprintf("%d.%d", r.ProtoMajor, r.ProtoMinor)
 }
 
 // endServerSpan names a request's server span by its method and route
