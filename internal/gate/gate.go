@@ -11,33 +11,47 @@ import (
 	"time"
 )
 
-// Gate hands out at most Capacity slots at once, at most PerKey of them
-// to one key. Waiters are served in arrival order, skipping those whose
-// key already holds its share.
+// Gate hands out at most Capacity slots at once, PerKey of them to one
+// key. With Lend, a key may borrow beyond its share, every slot but one:
+// any number while no other key waits, one more than its share while
+// another does. A free slot goes to the waiting key that may take it and
+// holds the fewest, the first to arrive among equals.
 type Gate struct {
 	name     string
 	capacity int
 	perKey   int
 	maxQueue int // waiters per key; more are refused at once
+	// borrowTo is how many slots may be in use after a key takes one
+	// beyond its share: the capacity less the reserve, which keeps a
+	// slot for a key that arrives while another borrows. 0: no lending.
+	borrowTo int
 
 	mu      sync.Mutex
 	inUse   int
 	held    map[int64]int
-	queued  map[int64]int
-	waiters list.List // of *waiter
+	queues  map[int64]*list.List // of *waiter, per key that waits
+	waiting int
+	seq     uint64
 }
 
 type waiter struct {
 	key     int64
+	seq     uint64 // arrival order
 	granted chan struct{}
 }
 
 // Options size a Gate.
 type Options struct {
 	Capacity int // slots in all; 0: PerKey × 1024
-	PerKey   int // slots one key may hold (at least 1)
+	PerKey   int // slots one key may hold while another waits (at least 1)
 	// MaxQueue is how many requests of one key may wait; 0: 4 × PerKey.
 	MaxQueue int
+	// Lend lets a key that no other key waits beside take slots beyond
+	// PerKey, all but one: the last is kept for a key that arrives, so
+	// that it never waits behind the borrowed slots. The borrowed slots
+	// come back as they are released: while another key waits, none goes
+	// to a key over its share.
+	Lend bool
 }
 
 // New returns a gate named name (for errors and metrics).
@@ -54,8 +68,12 @@ func New(name string, o Options) *Gate {
 	if o.MaxQueue < 1 {
 		o.MaxQueue = 4 * o.PerKey
 	}
-	return &Gate{name: name, capacity: o.Capacity, perKey: o.PerKey, maxQueue: o.MaxQueue,
-		held: make(map[int64]int), queued: make(map[int64]int)}
+	g := &Gate{name: name, capacity: o.Capacity, perKey: o.PerKey, maxQueue: o.MaxQueue,
+		held: make(map[int64]int), queues: make(map[int64]*list.List)}
+	if o.Lend && o.Capacity-1 > o.PerKey {
+		g.borrowTo = o.Capacity - 1
+	}
+	return g
 }
 
 // BusyError is a request that got no slot: its key already had as many
@@ -90,20 +108,28 @@ func (g *Gate) Acquire(ctx context.Context) (release func(), err error) {
 	}
 	key := KeyFrom(ctx)
 	g.mu.Lock()
-	// Every release grants the waiters it can, so a free slot here means
-	// no earlier waiter could take it: taking it skips nobody.
-	if g.inUse < g.capacity && g.held[key] < g.perKey {
+	// Every change grants the waiters it can, so a slot this key may
+	// take now is one no waiter may: taking it skips nobody. A key with
+	// waiters of its own queues behind them.
+	if g.queues[key] == nil && g.may(key) {
 		g.take(key)
 		g.mu.Unlock()
 		return g.releaser(key), nil
 	}
-	if g.queued[key] >= g.maxQueue {
+	q := g.queues[key]
+	if q == nil {
+		q = list.New()
+		g.queues[key] = q
+	}
+	if q.Len() >= g.maxQueue {
+		g.dropIfEmpty(key)
 		g.mu.Unlock()
 		return nil, &BusyError{Gate: g.name, Queued: true}
 	}
-	w := &waiter{key: key, granted: make(chan struct{})}
-	el := g.waiters.PushBack(w)
-	g.queued[key]++
+	g.seq++
+	w := &waiter{key: key, seq: g.seq, granted: make(chan struct{})}
+	el := q.PushBack(w)
+	g.waiting++
 	g.mu.Unlock()
 
 	select {
@@ -114,15 +140,37 @@ func (g *Gate) Acquire(ctx context.Context) (release func(), err error) {
 	g.mu.Lock()
 	select {
 	case <-w.granted: // granted while giving up: hand the slot on
-		g.mu.Unlock()
-		g.release(key)
-		g.mu.Lock()
+		g.inUse--
+		g.drop(key)
 	default:
-		g.waiters.Remove(el)
-		g.dequeue(key)
+		q.Remove(el)
+		g.waiting--
+		g.dropIfEmpty(key)
 	}
+	// Either way the gate changed: a slot came back, or a key stopped
+	// waiting, which may let another borrow.
+	g.grant()
 	g.mu.Unlock()
 	return nil, &BusyError{Gate: g.name, Err: ctx.Err()}
+}
+
+// may says whether key may take a free slot now: under its share; or,
+// lending, beyond it while the reserve stays free, and either no other
+// key waits or key holds no more than its share (a key above it gets
+// nothing while another waits).
+func (g *Gate) may(key int64) bool {
+	if g.inUse >= g.capacity {
+		return false
+	}
+	held := g.held[key]
+	if held < g.perKey {
+		return true
+	}
+	if g.inUse >= g.borrowTo {
+		return false
+	}
+	_, waits := g.queues[key]
+	return held <= g.perKey || len(g.queues) == 0 || len(g.queues) == 1 && waits
 }
 
 func (g *Gate) take(key int64) {
@@ -130,9 +178,15 @@ func (g *Gate) take(key int64) {
 	g.held[key]++
 }
 
-func (g *Gate) dequeue(key int64) {
-	if g.queued[key]--; g.queued[key] == 0 {
-		delete(g.queued, key)
+func (g *Gate) drop(key int64) {
+	if g.held[key]--; g.held[key] == 0 {
+		delete(g.held, key)
+	}
+}
+
+func (g *Gate) dropIfEmpty(key int64) {
+	if q := g.queues[key]; q != nil && q.Len() == 0 {
+		delete(g.queues, key)
 	}
 }
 
@@ -141,25 +195,39 @@ func (g *Gate) releaser(key int64) func() {
 	return func() { once.Do(func() { g.release(key) }) }
 }
 
-// release gives a slot back and grants free slots to the first waiters
-// whose keys are under their share.
+// release gives a slot back and grants what it can.
 func (g *Gate) release(key int64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.inUse--
-	if g.held[key]--; g.held[key] == 0 {
-		delete(g.held, key)
-	}
-	for el := g.waiters.Front(); el != nil && g.inUse < g.capacity; {
-		next := el.Next()
-		w := el.Value.(*waiter)
-		if g.held[w.key] < g.perKey {
-			g.waiters.Remove(el)
-			g.dequeue(w.key)
-			g.take(w.key)
-			close(w.granted)
+	g.drop(key)
+	g.grant()
+}
+
+// grant hands free slots to waiters: each to the first waiter of the key
+// that may take it and holds the fewest (the earliest to arrive among
+// equals). Called with g.mu held.
+func (g *Gate) grant() {
+	for g.waiting > 0 && g.inUse < g.capacity {
+		var best *list.List
+		var bestKey int64
+		for key, q := range g.queues {
+			if !g.may(key) {
+				continue
+			}
+			if best == nil || g.held[key] < g.held[bestKey] ||
+				g.held[key] == g.held[bestKey] && q.Front().Value.(*waiter).seq < best.Front().Value.(*waiter).seq {
+				best, bestKey = q, key
+			}
 		}
-		el = next
+		if best == nil {
+			return
+		}
+		w := best.Remove(best.Front()).(*waiter)
+		g.waiting--
+		g.dropIfEmpty(bestKey)
+		g.take(bestKey)
+		close(w.granted)
 	}
 }
 
@@ -191,12 +259,15 @@ func (g *Gate) Name() string { return g.name }
 func (g *Gate) Stats() (inUse, waiting int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.inUse, g.waiters.Len()
+	return g.inUse, g.waiting
 }
 
 // Queued reports how many requests of key wait, for tests and metrics.
 func (g *Gate) Queued(key int64) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.queued[key]
+	if q := g.queues[key]; q != nil {
+		return q.Len()
+	}
+	return 0
 }

@@ -202,18 +202,19 @@ func openSQLite(ctx context.Context, dsn, path string, opts Options) (*DB, error
 	// write waits for at most five others. A tenant's further writes wait
 	// in turn; how many may, the tenant's share of requests in progress
 	// bounds.
-	writes := gate.Options{Capacity: 6, PerKey: 2, MaxQueue: 1024}
+	writes := gate.Options{Capacity: 6, PerKey: 2, MaxQueue: 1024, Lend: true}
 	if opts.GroupCommit {
-		// Batched, the writer takes up to 64 writes a sync, a tenant at
-		// most a quarter of them.
-		writes = gate.Options{Capacity: maxBatch, PerKey: maxBatch / 4, MaxQueue: 1024}
+		// Batched, the writer takes up to 64 writes a sync, a tenant a
+		// quarter of them while another tenant waits.
+		writes = gate.Options{Capacity: maxBatch, PerKey: maxBatch / 4, MaxQueue: 1024, Lend: true}
 	}
 	db := &DB{write: write, read: newReadPool(read, true), lookup: newReadPool(lookup, true), health: health, dialect: sqliteDialect{path: path}, dsn: dsn,
 		writes: gate.New("database writes", writes),
 		// Eight readers: list scans take at most six, the rest serve
 		// single reads. SQLite runs on this process's cores, so a tenant
-		// scans with at most half of them at once.
-		reads: gate.New("database reads", gate.Options{Capacity: 6, PerKey: max(1, runtime.NumCPU()/2), MaxQueue: 1024}),
+		// scans with at most half of them at once while another tenant
+		// waits, and with all but one while none does.
+		reads: gate.New("database reads", gate.Options{Capacity: 6, PerKey: max(1, runtime.NumCPU()/2), MaxQueue: 1024, Lend: true}),
 	}
 	// Touch the write connection first so WAL mode is set before readers open.
 	if err := db.Ping(ctx); err != nil {
@@ -252,13 +253,13 @@ func openPostgres(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	health.SetMaxOpenConns(1)
 	// Transactions and list scans each take at most a third of the pool;
 	// a tenant at most half of that for transactions (short) and a
-	// quarter for scans (long). The last third serves lookups and single
-	// reads.
+	// quarter for scans (long) while another tenant waits, all but one
+	// while none does. The last third serves lookups and single reads.
 	share := max(1, opts.PoolSize/3)
 	shared := newReadPool(pool, false)
 	db := &DB{write: pool, read: shared, lookup: shared, health: health, dialect: postgresDialect{}, dsn: dsn,
-		writes: gate.New("database writes", gate.Options{Capacity: share, PerKey: max(1, share/2), MaxQueue: 1024}),
-		reads:  gate.New("database reads", gate.Options{Capacity: share, PerKey: max(1, share/4), MaxQueue: 1024}),
+		writes: gate.New("database writes", gate.Options{Capacity: share, PerKey: max(1, share/2), MaxQueue: 1024, Lend: true}),
+		reads:  gate.New("database reads", gate.Options{Capacity: share, PerKey: max(1, share/4), MaxQueue: 1024, Lend: true}),
 	}
 	db.runTx = db.pipelinedTx
 	if err := db.Ping(ctx); err != nil {
