@@ -50,6 +50,9 @@
 // the compressed bytes exactly as the service sent them. With
 // --cpuprofile PREFIX it then profiles the list and the single GETs of
 // each engine into PREFIX-ENGINE-list.pprof and PREFIX-ENGINE-get.pprof.
+// Two more ceilings include the database (dbceiling.go): a bare handler
+// that reads the same rows through the same driver and a pool opened as
+// the service's read pool, and writes the stored documents as they are.
 package main
 
 import (
@@ -208,6 +211,10 @@ type result struct {
 	listSentCeiling time.Duration
 	listWireBytes   int64
 	getCeilingRate  float64
+	// The same rows read from the database by a bare handler
+	// (dbceiling.go).
+	listDBCeiling    time.Duration
+	getDBCeilingRate float64
 }
 
 func runLists(ctx context.Context, n int, pgURL string, d time.Duration, cpuprofile string) error {
@@ -250,6 +257,7 @@ func runLists(ctx context.Context, n int, pgURL string, d time.Duration, cpuprof
 		fmt.Printf("\nratios postgres/sqlite: list %.2f, range %.2f, GET req/s %.2f\n",
 			a2b(b.listTime, a.listTime), a2b(b.rangeTime, a.rangeTime), b.getRate/a.getRate)
 	}
+	printDBCeilings(results)
 	return nil
 }
 
@@ -336,7 +344,19 @@ func benchEngine(ctx context.Context, dsn string, n int, d time.Duration, cpupro
 	defer bare.Close()
 	sent := ceiling(wire)
 	defer sent.Close()
-	var times, plainTimes, ceilings, sentCeilings []time.Duration
+	dbc, err := openDBCeiling(ctx, dsn, tn.ID)
+	if err != nil {
+		return r, err
+	}
+	defer dbc.Close()
+	// The service has answered the list three times above; the ceiling
+	// does so too before the timed runs.
+	for i := 0; i < 3; i++ {
+		if _, err := getPlain(dbc.URL, list); err != nil {
+			return r, err
+		}
+	}
+	var times, plainTimes, ceilings, sentCeilings, dbCeilings []time.Duration
 	for i := 0; i < 7; i++ {
 		start := time.Now()
 		pb, err := getPlain(srv.URL, list)
@@ -366,11 +386,21 @@ func benchEngine(ctx context.Context, dsn string, n int, d time.Duration, cpupro
 			return r, err
 		}
 		sentCeilings = append(sentCeilings, time.Since(start))
+		start = time.Now()
+		dbb, err := getPlain(dbc.URL, list)
+		dbCeilings = append(dbCeilings, time.Since(start))
+		if err != nil {
+			return r, err
+		}
+		if dbb != pb {
+			return r, fmt.Errorf("the database ceiling's list has %d bytes, the service's %d", dbb, pb)
+		}
 	}
 	r.listTime = median(times)
 	r.listPlainTime = median(plainTimes)
 	r.listCeiling = median(ceilings)
 	r.listSentCeiling = median(sentCeilings)
+	r.listDBCeiling = median(dbCeilings)
 
 	// A where range over day: 20 days of 50 projects ≈ 1000 rows.
 	from := firstDay
@@ -408,6 +438,14 @@ func benchEngine(ctx context.Context, dsn string, n int, d time.Duration, cpupro
 	g := getLoad(srv.URL)
 	r.getRate, r.getP50, r.getP99, r.getErrors = g.rate, g.p50, g.p99, g.errors
 	r.getCeilingRate = getLoad(bareOne.URL).rate
+	if b := mustBody(client, fmt.Sprintf("%s/v1/project-days/%d", dbc.URL, firstID), token); b != string(one.body) {
+		return r, fmt.Errorf("the database ceiling answers %q, the service %q", b, one.body)
+	}
+	dg := getLoad(dbc.URL)
+	if dg.errors > 0 {
+		return r, fmt.Errorf("the database ceiling failed %d single GETs", dg.errors)
+	}
+	r.getDBCeilingRate = dg.rate
 
 	if cpuprofile != "" {
 		prefix := cpuprofile + "-" + db.Engine()
