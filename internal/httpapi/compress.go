@@ -29,6 +29,13 @@ func (s *Server) compress(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		if _, asks := r.Header["Accept-Encoding"]; !asks {
+			// Nothing to negotiate: the answer goes out as it is, saying
+			// that it would differ for a client that asked.
+			w.Header().Add("Vary", "Accept-Encoding")
+			next.ServeHTTP(w, r)
+			return
+		}
 		gz.ServeHTTP(w, r)
 	})
 }

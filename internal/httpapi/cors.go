@@ -26,6 +26,9 @@ const (
 // headers with it) and is answered for every tenant's origin, here, 204,
 // before anything asks for a token or counts the request against a
 // tenant. No credentials: the API takes bearer tokens, never cookies.
+// varyOrigin is the Vary of every answer, shared as jsonContentTypeValues is.
+var varyOrigin = []string{"Origin"}
+
 func (s *Server) cors(next http.Handler) http.Handler {
 	listed := make(map[string]bool, len(s.cfg.CORSOrigins))
 	for _, o := range s.cfg.CORSOrigins {
@@ -34,7 +37,11 @@ func (s *Server) cors(next http.Handler) http.Handler {
 	methods := strings.Join(s.methods, ", ")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Add("Vary", "Origin")
+		if _, ok := h["Vary"]; ok {
+			h.Add("Vary", "Origin")
+		} else {
+			h["Vary"] = varyOrigin
+		}
 		origin := r.Header.Get("Origin")
 		if r.Method == http.MethodOptions && origin != "" && r.Header.Get("Access-Control-Request-Method") != "" {
 			if s.corsAllowed(r, listed, origin, true) {

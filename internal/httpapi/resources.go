@@ -140,7 +140,8 @@ func (s *Server) get(r *resource.Resource) handlerFunc {
 			return err
 		}
 		var populate []string
-		if ps := req.URL.Query()["populate"]; len(ps) > 0 {
+		// Most reads name no query: nothing to parse.
+		if ps := queryValues(req)["populate"]; len(ps) > 0 {
 			q, err := query.Parse(req.URL.Query(), schema)
 			if err != nil {
 				return err
@@ -485,4 +486,13 @@ func parseQuery(raw string) (map[string][]string, error) {
 		return nil, errs.New(errs.Invalid, "invalid_query", "the query string cannot be parsed: "+err.Error())
 	}
 	return v, nil
+}
+
+// queryValues is the request's query, nil when it has none, without
+// parsing an empty one.
+func queryValues(r *http.Request) url.Values {
+	if r.URL.RawQuery == "" {
+		return nil
+	}
+	return r.URL.Query()
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"planwerk/internal/query"
@@ -138,18 +140,24 @@ func (db *DB) insertNew(ctx context.Context, q Querier, tenantID int64, c Collec
 // GetRecord reads one record. With lock set and inside a transaction, the
 // row stays locked until the transaction ends.
 func (db *DB) GetRecord(ctx context.Context, q Querier, tenantID int64, c Collection, id int64, lock bool) (Record, error) {
-	var s query.SQL
-	s.Write("SELECT ", db.dialect.storedDoc(), " FROM ", c.Table, " WHERE ")
-	c.scope(&s, tenantID)
-	s.Write(" AND id = ", s.Arg(id))
-	if lock {
-		s.Write(db.dialect.forUpdate())
+	k := getKey{c, lock}
+	text, ok := db.gets.get(k)
+	if !ok {
+		var s query.SQL
+		s.Write("SELECT ", db.dialect.storedDoc(), " FROM ", c.Table, " WHERE ")
+		c.scope(&s, tenantID)
+		s.Write(" AND id = ", s.Arg(id))
+		if lock {
+			s.Write(db.dialect.forUpdate())
+		}
+		text = s.String()
+		db.gets.put(k, text)
 	}
 	if q == nil {
 		q = db.read
 	}
 	var doc string
-	err := q.QueryRowContext(ctx, s.String(), s.Args...).Scan(&doc)
+	err := q.QueryRowContext(ctx, text, tenantID, id).Scan(&doc)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Record{}, fmt.Errorf("%s %d: %w", c.Resource, id, ErrNotFound)
 	}
@@ -263,4 +271,40 @@ func (db *DB) ListRecords(ctx context.Context, tenantID int64, c Collection, q *
 		return fmt.Errorf("list %s: %w", c.Resource, err)
 	}
 	return err
+}
+
+// getKey names one of GetRecord's statements.
+type getKey struct {
+	c    Collection
+	lock bool
+}
+
+// statements keeps statements made once per collection: a map that is
+// replaced, never changed, so that reading it takes no lock. Its size is
+// the registry's collections, twice.
+type statements struct {
+	m  atomic.Pointer[map[getKey]string]
+	mu sync.Mutex
+}
+
+// get returns the statement of k, if it was made.
+func (st *statements) get(k getKey) (string, bool) {
+	if m := st.m.Load(); m != nil {
+		text, ok := (*m)[k]
+		return text, ok
+	}
+	return "", false
+}
+
+// put keeps the statement of k.
+func (st *statements) put(k getKey, text string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	next := map[getKey]string{k: text}
+	if old := st.m.Load(); old != nil {
+		for ok, ot := range *old {
+			next[ok] = ot
+		}
+	}
+	st.m.Store(&next)
 }

@@ -61,6 +61,7 @@ type DB struct {
 	// user), so that clients reading long lists slowly, each holding a
 	// read connection, cannot starve authentication. SQLite only.
 	lookup *readPool
+	gets   statements // GetRecord's statement of each collection
 	// health is a connection of its own for readiness checks, so that
 	// they never queue behind busy pools.
 	health *sql.DB
