@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/puzpuzpuz/xsync/v4"
+
 	"planwerk/internal/errs"
 	"planwerk/internal/metrics"
 	"planwerk/internal/ratelimit"
@@ -110,7 +112,7 @@ type Service struct {
 // NewService returns a Service on db, finding users in users.
 func NewService(db Store, users Users, hasher *Hasher, cfg Config, log *slog.Logger) *Service {
 	return &Service{db: db, clients: db, users: users, hasher: hasher, cfg: cfg, log: log, now: time.Now,
-		cache: tokenCache{entries: make(map[[32]byte]cachedToken)}}
+		cache: tokenCache{entries: xsync.NewMap[[32]byte, cachedToken]()}}
 }
 
 // PasswordGrant checks an e-mail address and password in the tenant and
@@ -366,10 +368,11 @@ func (s *Service) Authenticate(ctx context.Context, tenantID int64, token string
 // made by this process take effect at once.
 func (s *Service) ForgetCachedTokens() { s.cache.clear() }
 
-// tokenCache remembers verified access tokens for a few seconds.
+// tokenCache remembers verified access tokens for a few seconds. Every
+// request reads it, without a lock; putting takes one only to make room.
 type tokenCache struct {
-	mu      sync.RWMutex
-	entries map[[32]byte]cachedToken
+	mu      sync.Mutex // held to make room in a full cache
+	entries *xsync.Map[[32]byte, cachedToken]
 }
 
 type cachedToken struct {
@@ -380,9 +383,7 @@ type cachedToken struct {
 const cacheMax = 100000
 
 func (c *tokenCache) get(hash [32]byte, tenantID int64, now time.Time) (Principal, bool) {
-	c.mu.RLock()
-	e, ok := c.entries[hash]
-	c.mu.RUnlock()
+	e, ok := c.entries.Load(hash)
 	if !ok || e.p.TenantID != tenantID || !now.Before(e.until) {
 		return Principal{}, false
 	}
@@ -390,24 +391,18 @@ func (c *tokenCache) get(hash [32]byte, tenantID int64, now time.Time) (Principa
 }
 
 func (c *tokenCache) put(hash [32]byte, p Principal, until time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.entries) >= cacheMax {
-		now := time.Now()
-		for k, e := range c.entries {
-			if !now.Before(e.until) {
-				delete(c.entries, k)
+	if c.entries.Size() >= cacheMax {
+		c.mu.Lock()
+		if c.entries.Size() >= cacheMax {
+			now := time.Now()
+			c.entries.DeleteMatching(func(_ [32]byte, e cachedToken) (bool, bool) { return !now.Before(e.until), false })
+			if c.entries.Size() >= cacheMax {
+				c.entries.Clear()
 			}
 		}
-		if len(c.entries) >= cacheMax {
-			clear(c.entries)
-		}
+		c.mu.Unlock()
 	}
-	c.entries[hash] = cachedToken{p: p, until: until}
+	c.entries.Store(hash, cachedToken{p: p, until: until})
 }
 
-func (c *tokenCache) clear() {
-	c.mu.Lock()
-	clear(c.entries)
-	c.mu.Unlock()
-}
+func (c *tokenCache) clear() { c.entries.Clear() }

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/puzpuzpuz/xsync/v4"
+
 	"planwerk/internal/errs"
 	"planwerk/internal/store"
 )
@@ -161,9 +163,10 @@ type Resolver struct {
 	db         Tenants
 	baseDomain string
 	ttl        time.Duration
-	mu         sync.Mutex
-	bySlug     map[string]cachedTenant
-	byID       map[int64]cachedTenant
+	mu         sync.Mutex // held to make room in a full cache
+	// The caches are read without a lock: every request reads one.
+	bySlug *xsync.Map[string, cachedTenant]
+	byID   *xsync.Map[int64, cachedTenant]
 }
 
 type cachedTenant struct {
@@ -174,7 +177,7 @@ type cachedTenant struct {
 // NewResolver returns a Resolver; tenants found stay cached for ttl.
 func NewResolver(db Tenants, baseDomain string, ttl time.Duration) *Resolver {
 	return &Resolver{db: db, baseDomain: baseDomain, ttl: ttl,
-		bySlug: make(map[string]cachedTenant), byID: make(map[int64]cachedTenant)}
+		bySlug: xsync.NewMap[string, cachedTenant](), byID: xsync.NewMap[int64, cachedTenant]()}
 }
 
 // Resolve returns the tenant of the request, or an *Error.
@@ -223,12 +226,9 @@ func served(t store.Tenant) error {
 
 // cached returns the tenant under key from cache, or finds it with find
 // and keeps it for the resolver's time to live.
-func cached[K comparable](ctx context.Context, rs *Resolver, cache map[K]cachedTenant, key K, find func(context.Context, K) (store.Tenant, error)) (store.Tenant, error) {
+func cached[K comparable](ctx context.Context, rs *Resolver, cache *xsync.Map[K, cachedTenant], key K, find func(context.Context, K) (store.Tenant, error)) (store.Tenant, error) {
 	now := time.Now()
-	rs.mu.Lock()
-	c, ok := cache[key]
-	rs.mu.Unlock()
-	if ok && now.Before(c.until) {
+	if c, ok := cache.Load(key); ok && now.Before(c.until) {
 		return c.t, nil
 	}
 	t, err := find(ctx, key)
@@ -238,10 +238,12 @@ func cached[K comparable](ctx context.Context, rs *Resolver, cache map[K]cachedT
 	if err != nil {
 		return store.Tenant{}, fmt.Errorf("resolve tenant: %w", err)
 	}
-	rs.mu.Lock()
-	evict(cache, now)
-	cache[key] = cachedTenant{t: t, until: now.Add(rs.ttl)}
-	rs.mu.Unlock()
+	if cache.Size() >= resolverMax {
+		rs.mu.Lock()
+		evict(cache, now)
+		rs.mu.Unlock()
+	}
+	cache.Store(key, cachedTenant{t: t, until: now.Add(rs.ttl)})
 	return t, nil
 }
 
@@ -252,17 +254,13 @@ const resolverMax = 10000
 // only when every entry is still fresh, all of them. Clearing at once
 // would make a service with more active tenants than the bound look every
 // one of them up again after each miss past it. The resolver's mutex is
-// held.
-func evict[K comparable](cache map[K]cachedTenant, now time.Time) {
-	if len(cache) < resolverMax {
+// held, so that one caller sweeps at a time.
+func evict[K comparable](cache *xsync.Map[K, cachedTenant], now time.Time) {
+	if cache.Size() < resolverMax {
 		return
 	}
-	for k, c := range cache {
-		if !now.Before(c.until) {
-			delete(cache, k)
-		}
-	}
-	if len(cache) >= resolverMax {
-		clear(cache)
+	cache.DeleteMatching(func(_ K, c cachedTenant) (bool, bool) { return !now.Before(c.until), false })
+	if cache.Size() >= resolverMax {
+		cache.Clear()
 	}
 }
