@@ -38,6 +38,13 @@
 // planwerk tenant delete erases the moved tenant; it prints the small
 // tenant's latencies in both windows and the delete's time.
 //
+// "peers" serves the same records from Planwerk and from PocketBase (its
+// example server, built once with go install into the user's cache), both
+// on SQLite and Planwerk also on PostgreSQL, and drives them in turns with
+// the same client and member tokens: single GETs, lists of 1000 (plain
+// and with gzip asked for) and creates, printing each as a ratio to
+// PocketBase beside its target.
+//
 // "lists" seeds ProjectDay records into a fresh SQLite file and a fresh
 // PostgreSQL schema and measures, over HTTP against the real handler: the
 // full list at limit=50000 (time, bytes, peak heap growth), a where range
@@ -92,12 +99,12 @@ func main() {
 	}
 	switch {
 	case len(os.Args) < 2:
-	case os.Args[1] == "lists", os.Args[1] == "entries", os.Args[1] == "files", os.Args[1] == "load", os.Args[1] == "noisy", os.Args[1] == "safe", os.Args[1] == "webhooks", os.Args[1] == "writes", os.Args[1] == "tenants", os.Args[1] == "citus", os.Args[1] == "polls", os.Args[1] == "audit", os.Args[1] == "lifecycle":
+	case os.Args[1] == "lists", os.Args[1] == "entries", os.Args[1] == "files", os.Args[1] == "load", os.Args[1] == "noisy", os.Args[1] == "safe", os.Args[1] == "webhooks", os.Args[1] == "writes", os.Args[1] == "tenants", os.Args[1] == "citus", os.Args[1] == "polls", os.Args[1] == "audit", os.Args[1] == "lifecycle", os.Args[1] == "peers":
 	default:
 		os.Args = os.Args[:1]
 	}
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe|webhooks|writes|tenants|citus|polls|audit|lifecycle [--records N] [--file-bytes N] [--entries N] [--postgres URL] [--citus URL] [--add-worker HOST:PORT] [--duration D] [--big BYTES] [--clients N] [--requests N] [--tenants N] [--per-tenant N] [--keep] [--tls] [--tracing] [--cpuprofile FILE]")
+		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe|webhooks|writes|tenants|citus|polls|audit|lifecycle|peers [--records N] [--file-bytes N] [--entries N] [--postgres URL] [--citus URL] [--add-worker HOST:PORT] [--duration D] [--big BYTES] [--clients N] [--requests N] [--tenants N] [--per-tenant N] [--keep] [--tls] [--tracing] [--cpuprofile FILE]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -128,13 +135,15 @@ func main() {
 		defer stopProfile()
 	}
 	if *clients <= 0 {
-		*clients = map[string]int{"writes": 32, "lifecycle": 8}[os.Args[1]]
+		*clients = map[string]int{"writes": 32, "lifecycle": 8, "peers": 16}[os.Args[1]]
 		if *clients == 0 {
 			*clients = 50
 		}
 	}
 	var err error
 	switch os.Args[1] {
+	case "peers":
+		err = runPeers(ctx, *pg, *duration, *clients)
 	case "lists":
 		err = runLists(ctx, *records, *pg, *duration, *cpuProfile)
 	case "entries":
