@@ -279,3 +279,26 @@ func BenchmarkGetRecord(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkList1000 measures one authenticated GET /v1/projects?limit=1000
+// of 1000 records through the service's handler, called directly, as
+// BenchmarkGetRecord does for a single read.
+func BenchmarkList1000(b *testing.B) {
+	eachBackend(b, func(b *testing.B, be testenv.Backend) {
+		srv, tn := benchSetup(b, be)
+		c := srv.SignIn(b, tn)
+		for i := range 1000 {
+			c.Create(b, "projects", testenv.M{"name": "Bench " + strconv.Itoa(i)})
+		}
+		req := c.Request(b, http.MethodGet, "/v1/projects?limit=1000", nil)
+		h := srv.Service.Handler
+		b.ReportAllocs()
+		for b.Loop() {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			if w.Code != http.StatusOK {
+				b.Fatalf("status %d: %s", w.Code, w.Body)
+			}
+		}
+	})
+}

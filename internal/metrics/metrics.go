@@ -9,13 +9,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/puzpuzpuz/xsync/v4"
 )
 
 // Metrics are the service's instruments, on a registry of their own.
 type Metrics struct {
-	registry      *prometheus.Registry
-	requests      *prometheus.CounterVec
-	duration      *prometheus.HistogramVec
+	registry *prometheus.Registry
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	// series keeps each (route, method, status)'s two series once found,
+	// so that a request does not hash its labels into the vectors again.
+	// Routes and methods are the service's own and statuses few, so it
+	// stays small.
+	series        *xsync.Map[seriesKey, requestSeries]
 	uploadBytes   prometheus.Counter
 	rateLimited   *prometheus.CounterVec
 	loginFailures prometheus.Counter
@@ -44,7 +50,7 @@ type Metrics struct {
 // New returns the metrics, with Go runtime and process collectors and a
 // collector for each named database pool.
 func New(pools map[string]*sql.DB) *Metrics {
-	m := &Metrics{
+	m := &Metrics{series: xsync.NewMap[seriesKey, requestSeries](),
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "planwerk_http_requests_total",
@@ -157,13 +163,35 @@ func (m *Metrics) Request(route, method string, status int, seconds float64) {
 	if m == nil {
 		return
 	}
-	if route == "" {
-		route = "unmatched"
+	k := seriesKey{route, method, status}
+	rs, ok := m.series.Load(k)
+	if !ok {
+		if route == "" {
+			route = "unmatched"
+		}
+		method = knownMethod(method)
+		rs = requestSeries{m.requests.WithLabelValues(route, method, statusText(status)), m.duration.WithLabelValues(route, method)}
+		if m.series.Size() < maxSeries {
+			m.series.Store(k, rs)
+		}
 	}
-	method = knownMethod(method)
-	m.requests.WithLabelValues(route, method, statusText(status)).Inc()
-	m.duration.WithLabelValues(route, method).Observe(seconds)
+	rs.count.Inc()
+	rs.seconds.Observe(seconds)
 }
+
+type seriesKey struct {
+	route, method string
+	status        int
+}
+
+type requestSeries struct {
+	count   prometheus.Counter
+	seconds prometheus.Observer
+}
+
+// maxSeries bounds the series kept: methods a client makes up count as
+// "OTHER" but would each be a key here.
+const maxSeries = 4096
 
 // Uploaded records the bytes of a stored upload.
 func (m *Metrics) Uploaded(n int64) {

@@ -171,7 +171,7 @@ func (p *readPool) QueryContext(ctx context.Context, query string, args ...any) 
 func (p *readPool) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	if p.hot != nil {
 		if s := p.hot.stmt(ctx, p.DB, query); s != nil {
-			return s.QueryRowContext(ctx, args...)
+			return s.QueryRowContext(context.WithoutCancel(ctx), args...)
 		}
 	}
 	return p.DB.QueryRowContext(ctx, query, args...)
