@@ -57,6 +57,12 @@ func runWrites(ctx context.Context, pgURL string, d time.Duration, clients int) 
 			results = append(results, pair[:]...)
 		}
 	}
+	var ceiling float64
+	if path, ok := strings.CutPrefix(dsns[0], "sqlite:"); ok {
+		if ceiling, err = durableCeiling(ctx, path+"-ceiling", d); err != nil {
+			return err
+		}
+	}
 	fmt.Printf("\nPlanwerk write benchmark: POST /v1/projects, %d clients and 1 client, %s each (in %d turns, the two paths of a row pair alternating), %s, %d cores, %s\n\n",
 		clients, d, writeRounds, runtime.Version(), runtime.NumCPU(), time.Now().UTC().Format(time.DateOnly))
 	fmt.Printf("| engine | tenants | path | creates/s (%d clients) | p50 | p99 | creates/s (1 client) | p50 | p99 | errors |\n", clients)
@@ -70,6 +76,14 @@ func runWrites(ctx context.Context, pgURL string, d time.Duration, clients int) 
 		off, on := results[i], results[i+1]
 		fmt.Printf("%s, %d tenant(s): with / without the audit log: %.2f× creates/s with %d clients, %.2f× with 1 client\n",
 			off.engine, off.tenants, on.rate/off.rate, clients, on.single/off.single)
+	}
+	if ceiling > 0 {
+		fmt.Printf("\nSQLite, one goroutine, a durable commit per row (WAL, synchronous FULL), the service's disk: %.0f commits/s\n", ceiling)
+		for _, r := range results {
+			if r.engine == "sqlite" {
+				fmt.Printf("sqlite, %d tenant(s), %s: creates/s (%d clients) / that ceiling: %.2f\n", r.tenants, r.mode, clients, r.rate/ceiling)
+			}
+		}
 	}
 	return nil
 }

@@ -52,6 +52,11 @@ type Options struct {
 	// come back as they are released: while another key waits, none goes
 	// to a key over its share.
 	Lend bool
+	// LendUpTo, when positive, is the most slots in use after a key
+	// borrows one, below the reserve: for work bound by the processor,
+	// the cores, beyond which borrowing adds no speed, only slowness to
+	// whoever comes next.
+	LendUpTo int
 }
 
 // New returns a gate named name (for errors and metrics).
@@ -72,6 +77,9 @@ func New(name string, o Options) *Gate {
 		held: make(map[int64]int), queues: make(map[int64]*list.List)}
 	if o.Lend && o.Capacity-1 > o.PerKey {
 		g.borrowTo = o.Capacity - 1
+		if o.LendUpTo > 0 {
+			g.borrowTo = min(g.borrowTo, o.LendUpTo)
+		}
 	}
 	return g
 }

@@ -263,3 +263,24 @@ func TestNoLend(t *testing.T) {
 	r1()
 	r2()
 }
+
+// LendUpTo bounds what a key alone borrows below the reserve.
+func TestLendUpTo(t *testing.T) {
+	t.Parallel()
+	g := gate.New("test", gate.Options{Capacity: 6, PerKey: 1, Lend: true, LendUpTo: 2})
+	r1, ok1 := try(g, 1)
+	r2, ok2 := try(g, 1)
+	if !ok1 || !ok2 {
+		t.Fatal("a key alone could not borrow up to LendUpTo")
+	}
+	if _, ok := try(g, 1); ok {
+		t.Fatal("a key alone borrowed beyond LendUpTo")
+	}
+	r3, ok := try(g, 2)
+	if !ok {
+		t.Fatal("a newcomer waited")
+	}
+	r1()
+	r2()
+	r3()
+}

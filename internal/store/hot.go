@@ -171,6 +171,10 @@ func (p *readPool) QueryContext(ctx context.Context, query string, args ...any) 
 func (p *readPool) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	if p.hot != nil {
 		if s := p.hot.stmt(ctx, p.DB, query); s != nil {
+			// A single row of SQLite in WAL mode never waits for a
+			// writer: the read goes without the request's cancellation,
+			// which would cost two goroutines watching it (decisions:
+			// "The cost of a single read").
 			return s.QueryRowContext(context.WithoutCancel(ctx), args...)
 		}
 	}

@@ -214,8 +214,10 @@ func openSQLite(ctx context.Context, dsn, path string, opts Options) (*DB, error
 		// Eight readers: list scans take at most six, the rest serve
 		// single reads. SQLite runs on this process's cores, so a tenant
 		// scans with at most half of them at once while another tenant
-		// waits, and with all but one while none does.
-		reads: gate.New("database reads", gate.Options{Capacity: 6, PerKey: max(1, runtime.NumCPU()/2), MaxQueue: 1024, Lend: true}),
+		// waits, and with all of them while none does: more scans than
+		// cores would only slow the tenant that comes next.
+		reads: gate.New("database reads", gate.Options{Capacity: 6, PerKey: max(1, runtime.NumCPU()/2), MaxQueue: 1024,
+			Lend: true, LendUpTo: runtime.NumCPU()}),
 	}
 	// Touch the write connection first so WAL mode is set before readers open.
 	if err := db.Ping(ctx); err != nil {
