@@ -296,22 +296,7 @@ func TestDemoListensOnLoopback(t *testing.T) {
 			if got := listening(t, stderr.String()); got != u.Host {
 				t.Errorf("listening on %s, the curl says %s", got, u.Host)
 			}
-			form := url.Values{"grant_type": {"password"}, "username": {"admin@demo.test"}, "password": {"demo-password"},
-				"client_id": {"cli"}, "client_secret": {"cli"}}
-			req, err := http.NewRequest(http.MethodPost, u.String(), strings.NewReader(form.Encode()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			req.Header.Set("companyurl", "demo")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatalf("the curl's URL does not answer: %v", err)
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				t.Errorf("the curl's token request: status %d, want 200", resp.StatusCode)
-			}
+			demoToken(t, http.DefaultClient, u)
 			for _, ip := range otherAddresses(t) {
 				if conn, err := net.Dial("tcp", net.JoinHostPort(ip.String(), u.Port())); err == nil {
 					conn.Close()
@@ -337,6 +322,13 @@ func TestDemoOverHTTPS(t *testing.T) {
 	if u.Scheme != "https" {
 		t.Fatalf("curl URL %s, want https", u)
 	}
+	demoToken(t, &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}, Timeout: 30 * time.Second}, u)
+}
+
+// demoToken sends the token request serve --demo prints to u, with the
+// demo's password, and expects a token.
+func demoToken(t *testing.T, client *http.Client, u *url.URL) {
+	t.Helper()
 	form := url.Values{"grant_type": {"password"}, "username": {"admin@demo.test"}, "password": {"demo-password"},
 		"client_id": {"cli"}, "client_secret": {"cli"}}
 	req, err := http.NewRequest(http.MethodPost, u.String(), strings.NewReader(form.Encode()))
@@ -345,10 +337,9 @@ func TestDemoOverHTTPS(t *testing.T) {
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("companyurl", "demo")
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}, Timeout: 30 * time.Second}
 	resp, err := client.Do(req)
 	if err != nil {
-		t.Fatalf("the curl's URL does not answer over TLS: %v", err)
+		t.Fatalf("the curl's URL does not answer: %v", err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
