@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -287,23 +286,9 @@ func analyzeSchema(ctx context.Context, dsn string) error {
 // checkList fetches a list and makes sure it holds 1000 records: a JSON
 // array, or an object with an array of them.
 func checkList(u string, header http.Header) error {
-	req, _ := http.NewRequest(http.MethodGet, u, nil)
-	req.Header = header.Clone()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %d %s", u, resp.StatusCode, b)
-	}
 	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return fmt.Errorf("GET %s: %w", u, err)
+	if err := callJSON(http.DefaultClient, http.MethodGet, u, header, nil, &v); err != nil {
+		return err
 	}
 	n := -1
 	switch v := v.(type) {

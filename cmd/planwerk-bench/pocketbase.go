@@ -168,9 +168,16 @@ func (p *pocketBase) stop() {
 	})
 }
 
-// call sends body as JSON with header and decodes the answer into out
-// (when not nil); an answer other than 2xx is an error.
+// call sends body as JSON with header to PocketBase and decodes the
+// answer into out (when not nil); an answer other than 2xx is an error.
 func (p *pocketBase) call(method, path string, header http.Header, body, out any) error {
+	return callJSON(p.client, method, p.url+path, header, body, out)
+}
+
+// callJSON sends body (when not nil) as JSON with header to u and decodes
+// the answer into out (when not nil); an answer other than 2xx is an
+// error that shows it.
+func callJSON(client *http.Client, method, u string, header http.Header, body, out any) error {
 	var r io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -179,15 +186,17 @@ func (p *pocketBase) call(method, path string, header http.Header, body, out any
 		}
 		r = bytes.NewReader(b)
 	}
-	req, err := http.NewRequest(method, p.url+path, r)
+	req, err := http.NewRequest(method, u, r)
 	if err != nil {
 		return err
 	}
 	if header != nil {
 		req.Header = header.Clone()
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := p.client.Do(req)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}
@@ -197,7 +206,7 @@ func (p *pocketBase) call(method, path string, header http.Header, body, out any
 		return err
 	}
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("PocketBase %s %s: %d %s", method, path, resp.StatusCode, b)
+		return fmt.Errorf("%s %s: %d %s", method, u, resp.StatusCode, b)
 	}
 	if out != nil {
 		return json.Unmarshal(b, out)

@@ -19,8 +19,6 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 	// series keeps each (route, method, status)'s two series once found,
 	// so that a request does not hash its labels into the vectors again.
-	// Routes and methods are the service's own and statuses few, so it
-	// stays small.
 	series        *xsync.Map[seriesKey, requestSeries]
 	uploadBytes   prometheus.Counter
 	rateLimited   *prometheus.CounterVec
@@ -163,22 +161,22 @@ func (m *Metrics) Request(route, method string, status int, seconds float64) {
 	if m == nil {
 		return
 	}
-	k := seriesKey{route, method, status}
+	k := seriesKey{route, knownMethod(method), status}
 	rs, ok := m.series.Load(k)
 	if !ok {
 		if route == "" {
 			route = "unmatched"
 		}
-		method = knownMethod(method)
-		rs = requestSeries{m.requests.WithLabelValues(route, method, statusText(status)), m.duration.WithLabelValues(route, method)}
-		if m.series.Size() < maxSeries {
-			m.series.Store(k, rs)
-		}
+		rs = requestSeries{m.requests.WithLabelValues(route, k.method, statusText(status)), m.duration.WithLabelValues(route, k.method)}
+		m.series.Store(k, rs)
 	}
 	rs.count.Inc()
 	rs.seconds.Observe(seconds)
 }
 
+// seriesKey names a request's series: the route is a mux pattern of the
+// service's, the method one of knownMethod's, the status one the service
+// answers, so the keys are few.
 type seriesKey struct {
 	route, method string
 	status        int
@@ -188,10 +186,6 @@ type requestSeries struct {
 	count   prometheus.Counter
 	seconds prometheus.Observer
 }
-
-// maxSeries bounds the series kept: methods a client makes up count as
-// "OTHER" but would each be a key here.
-const maxSeries = 4096
 
 // Uploaded records the bytes of a stored upload.
 func (m *Metrics) Uploaded(n int64) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/puzpuzpuz/xsync/v4"
 
 	"planwerk/internal/gate"
 )
@@ -73,7 +74,7 @@ func readOnlyDB(ctx context.Context, d dialect, dsn string, open func() (*sql.DB
 	}
 	health.SetMaxOpenConns(1)
 	shared := newReadPool(pool, false)
-	db := &DB{write: pool, read: shared, lookup: shared, health: health, dialect: d, dsn: dsn,
+	db := &DB{gets: xsync.NewMap[getKey, string](), write: pool, read: shared, lookup: shared, health: health, dialect: d, dsn: dsn,
 		writes: gate.New("database writes", gate.Options{Capacity: 1, PerKey: 1}),
 		reads:  gate.New("database reads", gate.Options{Capacity: 1, PerKey: 1}),
 	}

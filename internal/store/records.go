@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"planwerk/internal/query"
@@ -141,7 +139,7 @@ func (db *DB) insertNew(ctx context.Context, q Querier, tenantID int64, c Collec
 // row stays locked until the transaction ends.
 func (db *DB) GetRecord(ctx context.Context, q Querier, tenantID int64, c Collection, id int64, lock bool) (Record, error) {
 	k := getKey{c, lock}
-	text, ok := db.gets.get(k)
+	text, ok := db.gets.Load(k)
 	if !ok {
 		var s query.SQL
 		s.Write("SELECT ", db.dialect.storedDoc(), " FROM ", c.Table, " WHERE ")
@@ -151,7 +149,7 @@ func (db *DB) GetRecord(ctx context.Context, q Querier, tenantID int64, c Collec
 			s.Write(db.dialect.forUpdate())
 		}
 		text = s.String()
-		db.gets.put(k, text)
+		db.gets.Store(k, text)
 	}
 	if q == nil {
 		q = db.read
@@ -277,34 +275,4 @@ func (db *DB) ListRecords(ctx context.Context, tenantID int64, c Collection, q *
 type getKey struct {
 	c    Collection
 	lock bool
-}
-
-// statements keeps statements made once per collection: a map that is
-// replaced, never changed, so that reading it takes no lock. Its size is
-// the registry's collections, twice.
-type statements struct {
-	m  atomic.Pointer[map[getKey]string]
-	mu sync.Mutex
-}
-
-// get returns the statement of k, if it was made.
-func (st *statements) get(k getKey) (string, bool) {
-	if m := st.m.Load(); m != nil {
-		text, ok := (*m)[k]
-		return text, ok
-	}
-	return "", false
-}
-
-// put keeps the statement of k.
-func (st *statements) put(k getKey, text string) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	next := map[getKey]string{k: text}
-	if old := st.m.Load(); old != nil {
-		for ok, ot := range *old {
-			next[ok] = ot
-		}
-	}
-	st.m.Store(&next)
 }

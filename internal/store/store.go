@@ -25,6 +25,7 @@ import (
 	"github.com/exaring/otelpgx"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/puzpuzpuz/xsync/v4"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
@@ -61,7 +62,9 @@ type DB struct {
 	// user), so that clients reading long lists slowly, each holding a
 	// read connection, cannot starve authentication. SQLite only.
 	lookup *readPool
-	gets   statements // GetRecord's statement of each collection
+	// GetRecord's statement of each collection (and lock), made once:
+	// as many as the registry has collections, twice.
+	gets *xsync.Map[getKey, string]
 	// health is a connection of its own for readiness checks, so that
 	// they never queue behind busy pools.
 	health *sql.DB
@@ -209,7 +212,7 @@ func openSQLite(ctx context.Context, dsn, path string, opts Options) (*DB, error
 		// quarter of them while another tenant waits.
 		writes = gate.Options{Capacity: maxBatch, PerKey: maxBatch / 4, MaxQueue: 1024, Lend: true}
 	}
-	db := &DB{write: write, read: newReadPool(read, true), lookup: newReadPool(lookup, true), health: health, dialect: sqliteDialect{path: path}, dsn: dsn,
+	db := &DB{gets: xsync.NewMap[getKey, string](), write: write, read: newReadPool(read, true), lookup: newReadPool(lookup, true), health: health, dialect: sqliteDialect{path: path}, dsn: dsn,
 		writes: gate.New("database writes", writes),
 		// Eight readers: list scans take at most six, the rest serve
 		// single reads. SQLite runs on this process's cores, so a tenant
@@ -260,7 +263,7 @@ func openPostgres(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	// while none does. The last third serves lookups and single reads.
 	share := max(1, opts.PoolSize/3)
 	shared := newReadPool(pool, false)
-	db := &DB{write: pool, read: shared, lookup: shared, health: health, dialect: postgresDialect{}, dsn: dsn,
+	db := &DB{gets: xsync.NewMap[getKey, string](), write: pool, read: shared, lookup: shared, health: health, dialect: postgresDialect{}, dsn: dsn,
 		writes: gate.New("database writes", gate.Options{Capacity: share, PerKey: max(1, share/2), MaxQueue: 1024, Lend: true}),
 		reads:  gate.New("database reads", gate.Options{Capacity: share, PerKey: max(1, share/4), MaxQueue: 1024, Lend: true}),
 	}
