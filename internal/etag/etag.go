@@ -11,6 +11,7 @@
 package etag
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -19,20 +20,44 @@ import (
 
 // Of returns the strong entity tag of a JSON document, quoted. A document
 // that is not JSON is hashed as it is.
-func Of(doc []byte) string {
+func Of(doc []byte) string { return ofBytes(formOf(doc)) }
+
+// formOf is the form of doc that its tag hashes: the canonical form, or
+// doc as it is when it is not JSON.
+func formOf(doc []byte) []byte {
 	form, ok := canonical(doc)
 	if !ok {
 		if form, ok = decodeAgain(doc); !ok {
 			form = doc
 		}
 	}
-	return ofBytes(form)
+	return form
 }
 
 // ofBytes is the tag of a document's canonical form.
 func ofBytes(form []byte) string {
 	sum := sha256.Sum256(form)
 	return `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
+}
+
+// Around returns the canonical form of doc cut around mark, a member
+// written as the canonical form writes it (`"id":918273645546372`: a
+// whole number of at most 15 digits is kept as it is), so that the tag of
+// the document with another value there is the SHA-256 of before, that
+// value's canonical text and after, as Of computes it. ok is false when
+// mark is not in the canonical form exactly once.
+func Around(doc []byte, mark string) (before, after []byte, ok bool) {
+	form := formOf(doc)
+	i := bytes.Index(form, []byte(mark))
+	end := i + len(mark)
+	// A member's own: after the object's brace or a comma, before the
+	// next comma or the closing brace.
+	if i < 1 || (form[i-1] != '{' && form[i-1] != ',') || end >= len(form) || (form[end] != ',' && form[end] != '}') ||
+		bytes.Contains(form[i+1:], []byte(mark)) {
+		return nil, nil, false
+	}
+	name, _, _ := strings.Cut(mark, ":")
+	return form[:i+len(name)+1], form[end:], true
 }
 
 // OfValue returns the entity tag of a value as it is answered in JSON.

@@ -40,3 +40,30 @@ func TestConditions(t *testing.T) {
 		}
 	}
 }
+
+// TestAround: the tag of a document with another value where the mark
+// was is the hash of the parts around it and that value; a mark that is
+// not one member's, once, is refused.
+func TestAround(t *testing.T) {
+	t.Parallel()
+	const mark = `"id":918273645546372`
+	doc := []byte(`{"name": "x", "id": 918273645546372, "tags": [{"id": 7}], "z": 1.5}`)
+	before, after, ok := Around(doc, mark)
+	if !ok {
+		t.Fatal("Around refused a document holding the mark once")
+	}
+	want := Of([]byte(`{"name":"x","id":42,"tags":[{"id":7}],"z":1.5}`))
+	if got := ofBytes([]byte(string(before) + "42" + string(after))); got != want {
+		t.Errorf("tag from the parts %s, of the document %s", got, want)
+	}
+	for _, refused := range []string{
+		`{"id": 918273645546372, "n": {"id": 918273645546372}}`, // twice
+		`{"id": 9182736455463721}`,                              // a longer number
+		`{"a": "\"id\":918273645546372"}`,                       // inside a string
+		`{"name": "x"}`,                                         // absent
+	} {
+		if _, _, ok := Around([]byte(refused), mark); ok {
+			t.Errorf("Around(%s) = ok, want refused", refused)
+		}
+	}
+}

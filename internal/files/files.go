@@ -76,7 +76,7 @@ type Store interface {
 
 // Records reads the records files attach to, under their rules.
 type Records interface {
-	Get(ctx context.Context, caller auth.Principal, r *resource.Resource, id int64, populate []string) (store.Doc, error)
+	Get(ctx context.Context, caller auth.Principal, r *resource.Resource, id int64, populate []string) (store.Record, error)
 	MayWrite(caller auth.Principal, r *resource.Resource, doc store.Doc) error
 }
 
@@ -138,7 +138,7 @@ func (s *Service) owner(ctx context.Context, caller auth.Principal, model string
 		return nil, errNoSuchKind
 	}
 	r, _ := s.reg.Get(name)
-	doc, err := s.records.Get(ctx, caller, r, id, nil)
+	rec, err := s.records.Get(ctx, caller, r, id, nil)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errNoRecord
 	}
@@ -146,7 +146,7 @@ func (s *Service) owner(ctx context.Context, caller auth.Principal, model string
 		return nil, err
 	}
 	if write {
-		if err := s.records.MayWrite(caller, r, doc); err != nil {
+		if err := s.records.MayWrite(caller, r, rec.Doc); err != nil {
 			return nil, err
 		}
 	}

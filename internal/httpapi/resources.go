@@ -148,11 +148,11 @@ func (s *Server) get(r *resource.Resource) handlerFunc {
 			}
 			populate = q.Populate
 		}
-		doc, err := s.records.Get(req.Context(), principalOf(req), r, id, populate)
+		rec, err := s.records.Get(req.Context(), principalOf(req), r, id, populate)
 		if err != nil {
 			return err
 		}
-		writeRecord(w, req, http.StatusOK, doc)
+		writeRecord(w, req, http.StatusOK, rec)
 		return nil
 	}
 }
@@ -163,14 +163,14 @@ func (s *Server) create(r *resource.Resource) handlerFunc {
 		if err != nil {
 			return err
 		}
-		doc, err := s.records.Create(req.Context(), principalOf(req), r, input)
+		rec, err := s.records.Create(req.Context(), principalOf(req), r, input)
 		if err != nil {
 			return err
 		}
-		if id, ok := docID(doc); ok {
-			w.Header().Set("Location", r.Path()+"/"+strconv.FormatInt(id, 10))
+		if rec.ID != 0 {
+			w.Header().Set("Location", r.Path()+"/"+strconv.FormatInt(rec.ID, 10))
 		}
-		writeRecord(w, req, http.StatusCreated, doc)
+		writeRecord(w, req, http.StatusCreated, rec)
 		return nil
 	}
 }
@@ -185,11 +185,11 @@ func (s *Server) update(r *resource.Resource) handlerFunc {
 		if err != nil {
 			return err
 		}
-		doc, err := s.records.Update(req.Context(), principalOf(req), r, id, input, req.Header.Get("If-Match"))
+		rec, err := s.records.Update(req.Context(), principalOf(req), r, id, input, req.Header.Get("If-Match"))
 		if err != nil {
 			return err
 		}
-		writeRecord(w, req, http.StatusOK, doc)
+		writeRecord(w, req, http.StatusOK, rec)
 		return nil
 	}
 }
@@ -200,11 +200,11 @@ func (s *Server) remove(r *resource.Resource) handlerFunc {
 		if err != nil {
 			return err
 		}
-		doc, err := s.records.Delete(req.Context(), principalOf(req), r, id, req.Header.Get("If-Match"))
+		rec, err := s.records.Delete(req.Context(), principalOf(req), r, id, req.Header.Get("If-Match"))
 		if err != nil {
 			return err
 		}
-		writeRecord(w, req, http.StatusOK, doc)
+		writeRecord(w, req, http.StatusOK, rec)
 		return nil
 	}
 }

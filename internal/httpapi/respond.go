@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"planwerk/internal/etag"
+	"planwerk/internal/store"
 )
 
 // writeJSON encodes v completely before writing the status, so an encoding
@@ -36,9 +37,10 @@ func writeRawJSON(w http.ResponseWriter, status int, body []byte) {
 var jsonContentTypeValues = []string{jsonContentType}
 
 // writeRecord writes an answer that carries one record, with its entity
-// tag. A GET whose If-None-Match names the tag gets 304 without the body.
-func writeRecord(w http.ResponseWriter, r *http.Request, status int, doc []byte) {
-	tag := etag.Of(doc)
+// tag (the one stored with it, see store.Record.Tag). A GET whose
+// If-None-Match names the tag gets 304 without the body.
+func writeRecord(w http.ResponseWriter, r *http.Request, status int, rec store.Record) {
+	tag, doc := rec.Tag(), rec.Doc
 	w.Header().Set("ETag", tag)
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		if etag.NoneMatch(r.Header.Get("If-None-Match"), tag) {
@@ -65,5 +67,5 @@ func writeRecordJSON(w http.ResponseWriter, r *http.Request, status int, v any) 
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"code": "internal_error", "message": "internal server error"})
 		return
 	}
-	writeRecord(w, r, status, b)
+	writeRecord(w, r, status, store.Record{Doc: b})
 }

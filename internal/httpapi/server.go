@@ -333,11 +333,11 @@ func (s *Server) mayUpload(r *http.Request) error {
 	}
 	res := s.reg.Must(name)
 	caller := principalOf(r)
-	doc, err := s.records.Get(r.Context(), caller, res, id, nil)
+	rec, err := s.records.Get(r.Context(), caller, res, id, nil)
 	if err != nil {
 		return err
 	}
-	return s.records.MayWrite(caller, res, doc)
+	return s.records.MayWrite(caller, res, rec.Doc)
 }
 
 // showsUpload: the upload a kept answer shows must still be its record's
@@ -459,7 +459,7 @@ func (s *Server) usersMe(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeRecord(w, r, http.StatusOK, u.Doc)
+	writeRecord(w, r, http.StatusOK, store.Record{ID: u.ID, Doc: u.Doc, ETag: u.ETag})
 	return nil
 }
 

@@ -96,11 +96,11 @@ type Hooks struct {
 	Visible    func(ctx context.Context, caller auth.Principal, doc DocView) (bool, error)
 	ReadFilter func(ctx context.Context, caller auth.Principal, r *resource.Resource, q *query.Query) (query.Node, error)
 	// Insert, Update and Delete replace the generic storage.
-	Insert func(ctx context.Context, w *Write) (store.Doc, error)
-	Update func(ctx context.Context, w *Write) (store.Doc, error)
+	Insert func(ctx context.Context, w *Write) (store.Record, error)
+	Update func(ctx context.Context, w *Write) (store.Record, error)
 	// Delete may return the record as the answer shows it (an archived
-	// record); nil means the record as it was.
-	Delete func(ctx context.Context, w *Write) (store.Doc, error)
+	// record); one without a document means the record as it was.
+	Delete func(ctx context.Context, w *Write) (store.Record, error)
 }
 
 // writes reports whether any rule of h concerns writes.

@@ -595,12 +595,12 @@ func insertDirect(t *testing.T, srv *testenv.Server, tenantID int64, res *resour
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := db.InsertRecord(ctx, db, tenantID, store.Collection{Table: "records", Resource: res.Name}, id, doc)
+	rec, err := db.InsertRecord(ctx, db, tenantID, store.Collection{Table: "records", Resource: res.Name}, id, doc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var m M
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if err := json.Unmarshal(rec.Doc, &m); err != nil {
 		t.Fatal(err)
 	}
 	return m

@@ -68,30 +68,32 @@ func Collection(r *resource.Resource) store.Collection {
 }
 
 // Get returns one record.
-func (s *Service) Get(ctx context.Context, caller auth.Principal, r *resource.Resource, id int64, populate []string) (store.Doc, error) {
+func (s *Service) Get(ctx context.Context, caller auth.Principal, r *resource.Resource, id int64, populate []string) (store.Record, error) {
 	rec, err := s.in(nil, caller, r).Get(ctx, id)
 	if err != nil {
-		return nil, err
+		return store.Record{}, err
 	}
 	if h := s.hooks[r.Name]; h.Visible != nil {
 		doc, err := Decode(rec.Doc)
 		if err != nil {
-			return nil, err
+			return store.Record{}, err
 		}
 		visible, err := h.Visible(ctx, caller, doc.View())
 		if err != nil {
-			return nil, err
+			return store.Record{}, err
 		}
 		if !visible {
-			return nil, fmt.Errorf("%s %d: %w", r.Name, id, store.ErrNotFound)
+			return store.Record{}, fmt.Errorf("%s %d: %w", r.Name, id, store.ErrNotFound)
 		}
 	}
 	if len(populate) == 0 {
-		return rec.Doc, nil
+		return rec, nil
 	}
-	var out store.Doc
+	// The expanded document is another representation: its tag is its
+	// own (an empty ETag: Tag computes it).
+	out := store.Record{ID: rec.ID}
 	err = s.newPopulator(caller, r, populate, 0).expand(ctx, [][]byte{rec.Doc}, func(doc []byte) error {
-		out = bytes.Clone(doc)
+		out.Doc = bytes.Clone(doc)
 		return nil
 	})
 	return out, err
@@ -112,28 +114,28 @@ func mayWrite(caller auth.Principal, r *resource.Resource, doc map[string]any) e
 }
 
 // Create validates and stores a new record.
-func (s *Service) Create(ctx context.Context, caller auth.Principal, r *resource.Resource, input map[string]any) (store.Doc, error) {
+func (s *Service) Create(ctx context.Context, caller auth.Principal, r *resource.Resource, input map[string]any) (store.Record, error) {
 	if !caller.IsAdmin && r.Write == resource.AdminOnly {
-		return nil, errs.Forbid("only admins may write " + r.Name)
+		return store.Record{}, errs.Forbid("only admins may write " + r.Name)
 	}
 	doc, writeOnly, problems := r.Apply(input, nil)
 	if r.Write == resource.OwnRecords && doc["user"] == nil && !errs.Named(problems, "user") {
 		doc["user"] = caller.UserID
 	}
 	if len(problems) > 0 {
-		return nil, errs.Fields(problems...)
+		return store.Record{}, errs.Fields(problems...)
 	}
 	if err := mayWrite(caller, r, doc); err != nil {
-		return nil, err
+		return store.Record{}, err
 	}
 	w := &Write{Caller: caller, Res: r, New: doc, WriteOnly: writeOnly, Prepared: map[string]any{}}
 	h := s.hooks[r.Name]
 	if h.Prepare != nil {
 		if err := h.Prepare(ctx, w); err != nil {
-			return nil, err
+			return store.Record{}, err
 		}
 	}
-	var out store.Doc
+	var out store.Record
 	err := s.db.Tx(ctx, func(tx store.Querier) error {
 		w.Tx = tx
 		if err := s.checkRefs(ctx, w, nil); err != nil {
@@ -151,7 +153,7 @@ func (s *Service) Create(ctx context.Context, caller auth.Principal, r *resource
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return store.Record{}, err
 	}
 	w.committed()
 	return out, nil
@@ -161,15 +163,15 @@ func (s *Service) Create(ctx context.Context, caller auth.Principal, r *resource
 // If-Match header ("" for none): the record must still have one of its
 // entity tags, checked on the locked row, so that of two writers that
 // read the same version only one wins.
-func (s *Service) Update(ctx context.Context, caller auth.Principal, r *resource.Resource, id int64, input map[string]any, ifMatch string) (store.Doc, error) {
+func (s *Service) Update(ctx context.Context, caller auth.Principal, r *resource.Resource, id int64, input map[string]any, ifMatch string) (store.Record, error) {
 	h := s.hooks[r.Name]
 	w := &Write{Caller: caller, Res: r, ID: id, Prepared: map[string]any{}}
 	if h.Prepare != nil {
 		if err := s.prepareUpdate(ctx, w, input, ifMatch, h.Prepare); err != nil {
-			return nil, err
+			return store.Record{}, err
 		}
 	}
-	var out store.Doc
+	var out store.Record
 	err := s.db.Tx(ctx, func(tx store.Querier) error {
 		w.Tx = tx
 		_, old, err := s.lockForWrite(ctx, tx, caller, r, id, ifMatch)
@@ -200,7 +202,7 @@ func (s *Service) Update(ctx context.Context, caller auth.Principal, r *resource
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return store.Record{}, err
 	}
 	w.committed()
 	return out, nil
@@ -228,7 +230,7 @@ func (s *Service) prepareUpdate(ctx context.Context, w *Write, input map[string]
 	if err != nil {
 		return err
 	}
-	if err := precondition(cur.Doc, ifMatch); err != nil {
+	if err := precondition(cur, ifMatch); err != nil {
 		return err // before the slow step; the transaction checks again
 	}
 	old, err := Decode(cur.Doc)
@@ -266,7 +268,7 @@ func (s *Service) lockForWrite(ctx context.Context, tx store.Querier, caller aut
 	if err := mayWrite(caller, r, old); err != nil {
 		return store.Record{}, nil, err
 	}
-	if err := precondition(cur.Doc, ifMatch); err != nil {
+	if err := precondition(cur, ifMatch); err != nil {
 		return store.Record{}, nil, err
 	}
 	return cur, old, nil
@@ -274,8 +276,8 @@ func (s *Service) lockForWrite(ctx context.Context, tx store.Querier, caller aut
 
 // precondition refuses a write whose If-Match names no current tag of
 // the record.
-func precondition(doc store.Doc, ifMatch string) error {
-	if etag.Match(ifMatch, etag.Of(doc)) {
+func precondition(cur store.Record, ifMatch string) error {
+	if ifMatch == "" || etag.Match(ifMatch, cur.Tag()) {
 		return nil
 	}
 	return errs.New(errs.PreconditionFailed, "precondition_failed",
@@ -283,16 +285,16 @@ func precondition(doc store.Doc, ifMatch string) error {
 }
 
 // Delete removes a record and returns it as it was; ifMatch as for Update.
-func (s *Service) Delete(ctx context.Context, caller auth.Principal, r *resource.Resource, id int64, ifMatch string) (store.Doc, error) {
+func (s *Service) Delete(ctx context.Context, caller auth.Principal, r *resource.Resource, id int64, ifMatch string) (store.Record, error) {
 	h := s.hooks[r.Name]
-	var out store.Doc
+	var out store.Record
 	var w *Write
 	err := s.db.Tx(ctx, func(tx store.Querier) error {
 		cur, old, err := s.lockForWrite(ctx, tx, caller, r, id, ifMatch)
 		if err != nil {
 			return err
 		}
-		out = cur.Doc
+		out = cur
 		w = &Write{Tx: tx, Caller: caller, Res: r, ID: id, Old: old}
 		if h.CheckDelete != nil {
 			if err := h.CheckDelete(ctx, w.change()); err != nil {
@@ -300,16 +302,16 @@ func (s *Service) Delete(ctx context.Context, caller auth.Principal, r *resource
 			}
 		}
 		if h.Delete != nil {
-			doc, err := h.Delete(ctx, w)
-			if doc != nil {
-				out = doc
+			rec, err := h.Delete(ctx, w)
+			if rec.Doc != nil {
+				out = rec
 			}
 			return err
 		}
 		return s.in(tx, caller, r).Delete(ctx, id)
 	})
 	if err != nil {
-		return nil, err
+		return store.Record{}, err
 	}
 	w.committed()
 	return out, nil

@@ -43,11 +43,11 @@ func (s *Service) Apply(ctx context.Context, caller auth.Principal, setID int64,
 		}
 		for _, u := range users {
 			for _, tag := range skills {
-				doc, err := s.give(ctx, tx, caller, u, tag)
+				rec, err := s.give(ctx, tx, caller, u, tag)
 				if err != nil {
 					return err
 				}
-				out = append(out, doc)
+				out = append(out, rec.Doc)
 			}
 		}
 		return nil
@@ -100,14 +100,14 @@ func (s *Service) checkUsers(ctx context.Context, tx store.Querier, tenantID int
 
 // give returns the user's active assignment of the skill, creating or
 // re-activating it as needed.
-func (s *Service) give(ctx context.Context, tx store.Querier, caller auth.Principal, user, tag int64) (store.Doc, error) {
+func (s *Service) give(ctx context.Context, tx store.Querier, caller auth.Principal, user, tag int64) (store.Record, error) {
 	rec, old, err := s.findAssignment(ctx, tx, caller.TenantID, user, tag)
 	if err != nil {
-		return nil, err
+		return store.Record{}, err
 	}
 	if rec != nil {
 		if status, _ := old.Int("status"); status != 0 {
-			return rec.Doc, nil
+			return *rec, nil
 		}
 	}
 	return s.insertAssignment(ctx, tx, caller.TenantID, records.Doc{"user": user, "tag": tag, "status": int64(1)})

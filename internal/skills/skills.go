@@ -160,29 +160,29 @@ func (s *Service) findAssignment(ctx context.Context, tx store.Querier, tenantID
 
 // InsertSkillAssignment (Insert): a user holds each skill once. An active
 // one → 409; an archived one is re-activated with the values sent.
-func (s *Service) InsertSkillAssignment(ctx context.Context, w *records.Write) (store.Doc, error) {
+func (s *Service) InsertSkillAssignment(ctx context.Context, w *records.Write) (store.Record, error) {
 	return s.insertAssignment(ctx, w.Tx, w.Caller.TenantID, w.New)
 }
 
 // insertAssignment stores a new assignment, or re-activates an archived
 // one of the same user and skill with the values of doc.
-func (s *Service) insertAssignment(ctx context.Context, tx store.Querier, tenantID int64, doc records.Doc) (store.Doc, error) {
+func (s *Service) insertAssignment(ctx context.Context, tx store.Querier, tenantID int64, doc records.Doc) (store.Record, error) {
 	user, _ := doc.Ref("user")
 	tag, _ := doc.Ref("tag")
 	rec, old, err := s.findAssignment(ctx, tx, tenantID, user, tag)
 	if err != nil {
-		return nil, err
+		return store.Record{}, err
 	}
 	coll := s.db.Records(tx, tenantID, records.Collection(s.assignments))
 	if rec == nil {
 		out, err := coll.Insert(ctx, doc)
 		if errors.Is(err, store.ErrConflict) {
-			return nil, errs.Conflicts("the user already holds this skill")
+			return store.Record{}, errs.Conflicts("the user already holds this skill")
 		}
 		return out, err
 	}
 	if status, _ := old.Int("status"); status != 0 {
-		return nil, errs.Conflicts(fmt.Sprintf("the user already holds this skill (skill assignment %d)", rec.ID))
+		return store.Record{}, errs.Conflicts(fmt.Sprintf("the user already holds this skill (skill assignment %d)", rec.ID))
 	}
 	merged := old
 	for k, v := range doc {
@@ -195,7 +195,7 @@ func (s *Service) insertAssignment(ctx context.Context, tx store.Querier, tenant
 
 // ArchiveSkillAssignment (Delete): removing a skill from a user sets
 // status 0 and keeps the record.
-func (s *Service) ArchiveSkillAssignment(ctx context.Context, w *records.Write) (store.Doc, error) {
+func (s *Service) ArchiveSkillAssignment(ctx context.Context, w *records.Write) (store.Record, error) {
 	doc := w.Old
 	doc["status"] = int64(0)
 	createdAt, _ := doc.String("createdAt")

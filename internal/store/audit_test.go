@@ -44,10 +44,8 @@ func TestAuditOfWrites(t *testing.T) {
 		projects := store.Collection{Table: "records", Resource: "projects"}
 		var id int64
 		err := db.Tx(ctx, func(q store.Querier) error {
-			doc, err := db.Records(q, tn.ID, projects).Insert(ctx, map[string]any{"name": "p", "budget": 3})
-			var head struct{ ID int64 }
-			_ = json.Unmarshal(doc, &head)
-			id = head.ID
+			rec, err := db.Records(q, tn.ID, projects).Insert(ctx, map[string]any{"name": "p", "budget": 3})
+			id = rec.ID
 			return err
 		})
 		if err != nil {

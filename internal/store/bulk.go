@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"planwerk/internal/etag"
 )
 
-// recordsPerInsert bounds one statement's rows (5 parameters each: far
+// recordsPerInsert bounds one statement's rows (6 parameters each: far
 // below either engine's limit of bound parameters).
 const recordsPerInsert = 25
 
@@ -51,15 +53,15 @@ func (db *DB) InsertRecords(ctx context.Context, q Querier, tenantID int64, c Co
 // insertRecordRows inserts records in one statement.
 func insertRecordRows(ctx context.Context, q Querier, tenantID int64, c Collection, ids []int64, docs [][]byte, now string) error {
 	var sb strings.Builder
-	sb.WriteString(`INSERT INTO records (tenant_id, id, resource, doc, created_at, updated_at) VALUES `)
-	args := make([]any, 0, 5*len(ids))
+	sb.WriteString(`INSERT INTO records (tenant_id, id, resource, doc, etag, created_at, updated_at) VALUES `)
+	args := make([]any, 0, 6*len(ids))
 	for i, id := range ids {
 		if i > 0 {
 			sb.WriteString(", ")
 		}
 		n := len(args)
-		fmt.Fprintf(&sb, "($%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+5)
-		args = append(args, tenantID, id, c.Resource, string(docs[i]), now)
+		fmt.Fprintf(&sb, "($%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+6)
+		args = append(args, tenantID, id, c.Resource, string(docs[i]), etag.Of(docs[i]), now)
 	}
 	_, err := q.ExecContext(ctx, sb.String(), args...)
 	return err

@@ -28,13 +28,11 @@ func TestChangesOfATransaction(t *testing.T) {
 		err = db.Tx(ctx, func(q store.Querier) error {
 			r := db.Records(q, tn.ID, projects)
 			for range 250 {
-				doc, err := r.Insert(ctx, map[string]any{"name": "p"})
+				rec, err := r.Insert(ctx, map[string]any{"name": "p"})
 				if err != nil {
 					return err
 				}
-				var head struct{ ID int64 }
-				_ = json.Unmarshal(doc, &head)
-				ids = append(ids, head.ID)
+				ids = append(ids, rec.ID)
 			}
 			// Created, then changed: one create with the last document.
 			merged = ids[0]

@@ -74,7 +74,9 @@ type dialect interface {
 	// insertWithNewID, when not empty, is an INSERT of a records-table
 	// record that draws the record's id itself and returns it, saving
 	// the round trip of nextID: parameters tenant, resource, document
-	// (whose id it sets) and timestamp.
+	// (whose id it sets), timestamp, and the canonical form of the
+	// document around its id (etag.Around), from which it computes the
+	// entity tag (none when they are NULL); it returns id and tag.
 	insertWithNewID() string
 	// migrations names the folder of the engine's migrations and the
 	// goose dialect that runs them.
@@ -530,9 +532,12 @@ func (postgresDialect) eachDoc(ctx context.Context, pool *readPool, query string
 
 // The record's id comes from the sequence inside the INSERT.
 func (postgresDialect) insertWithNewID() string {
-	return `INSERT INTO records (tenant_id, id, resource, doc, created_at, updated_at)
-		SELECT $1, n.id, $2, jsonb_set($3::jsonb, '{id}', to_jsonb(n.id)), $4, $4 FROM (SELECT nextval('record_ids') AS id) AS n
-		RETURNING id`
+	return `INSERT INTO records (tenant_id, id, resource, doc, etag, created_at, updated_at)
+		SELECT $1, n.id, $2, jsonb_set($3::jsonb, '{id}', to_jsonb(n.id)),
+		       '"' || translate(encode(substring(sha256(convert_to($5 || n.id::text || $6, 'UTF8')) FROM 1 FOR 18), 'base64'), '+/', '-_') || '"',
+		       $4, $4
+		  FROM (SELECT nextval('record_ids') AS id) AS n
+		RETURNING id, etag`
 }
 
 // Not on Citus: there an INSERT ... SELECT is run through the

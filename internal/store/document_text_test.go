@@ -28,7 +28,7 @@ func TestDocumentText(t *testing.T) {
 		if err := db.MigrateTo(ctx, 13); err != nil {
 			t.Fatal(err)
 		}
-		applyLater(t, db, b, "00016_distribution.sql", "00019_change_sizes.sql", "00020_audit_log.sql", "00022_tenant_id_floor.sql") // the tenant's creation locks a row of locks and sizes its changes
+		applyLater(t, db, b, "00016_distribution.sql", "00019_change_sizes.sql", "00020_audit_log.sql", "00022_tenant_id_floor.sql", etagStep) // the tenant's creation locks a row of locks, sizes its changes and stores tags
 		tn, _ := testenv.TenantIn(t, db, "acme", "admin@acme.test")
 		days := store.Collection{Table: "records", Resource: "project-days"}
 		insert(t, db, tn.ID, days, map[string]any{"project": 7, "day": "2026-01-02", "validationStatus": "NOTAPPROVED",

@@ -57,7 +57,7 @@ func (db *DB) SetAttribute(ctx context.Context, q Querier, tenantID int64, c Col
 	var s query.SQL
 	now := s.Arg(Timestamp(time.Now()))
 	v := s.Arg(value)
-	s.Write("UPDATE ", c.Table, " SET doc = ", db.dialect.setAttribute(name, v, now), ", updated_at = ", now, " WHERE ")
+	s.Write("UPDATE ", c.Table, " SET doc = ", db.dialect.setAttribute(name, v, now), ", etag = NULL, updated_at = ", now, " WHERE ")
 	c.scope(&s, tenantID)
 	s.Write(" AND ")
 	// These criteria are the service's own and small, and an UPDATE cannot
@@ -154,7 +154,7 @@ func (db *DB) TouchRecord(ctx context.Context, q Querier, tenantID int64, c Coll
 	}
 	var s query.SQL
 	now := s.Arg(Timestamp(time.Now()))
-	s.Write("UPDATE ", c.Table, " SET doc = ", db.dialect.setAttribute("updatedAt", now, now), ", updated_at = ", now, " WHERE ")
+	s.Write("UPDATE ", c.Table, " SET doc = ", db.dialect.setAttribute("updatedAt", now, now), ", etag = NULL, updated_at = ", now, " WHERE ")
 	c.scope(&s, tenantID)
 	s.Write(" AND id = ", s.Arg(id), " RETURNING id, ", db.dialect.docColumn())
 	if _, err := db.changedRows(ctx, q, tenantID, c, s); err != nil {

@@ -91,6 +91,7 @@ func (db *DB) migrations(pool *sql.DB) (*goose.Provider, error) {
 	}
 	return goose.NewProvider(dialect, pool, sub,
 		goose.WithDisableGlobalRegistry(true),
+		goose.WithGoMigrations(db.goMigrations()...),
 		goose.WithTableName(migrationTable))
 }
 

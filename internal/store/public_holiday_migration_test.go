@@ -35,9 +35,9 @@ func TestPublicHolidayMigration(t *testing.T) {
 		}
 		// The old release's data is written by today's store, which
 		// records every write in the change feed (with its size on
-		// PostgreSQL), locks rows of locks and reads the documents'
-		// stored text on PostgreSQL.
-		applyLater(t, db, b, "00012_changes.sql", "00014_document_text.sql", "00016_distribution.sql", "00019_change_sizes.sql", "00020_audit_log.sql", "00022_tenant_id_floor.sql")
+		// PostgreSQL), locks rows of locks, reads the documents' stored
+		// text on PostgreSQL and stores their tags.
+		applyLater(t, db, b, "00012_changes.sql", "00014_document_text.sql", "00016_distribution.sql", "00019_change_sizes.sql", "00020_audit_log.sql", "00022_tenant_id_floor.sql", etagStep)
 		kept, _ := testenv.TenantIn(t, db, "kept", "admin@kept.test")
 		old, _ := testenv.TenantIn(t, db, "old", "admin@old.test")
 		// Since the type exists, every new tenant gets it; an old tenant's

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"planwerk/internal/etag"
 	"planwerk/internal/query"
 )
 
@@ -48,6 +49,22 @@ type Doc = json.RawMessage
 type Record struct {
 	ID  int64
 	Doc Doc
+	// ETag is the entity tag stored with the record, the tag of the
+	// document as it was written: an answer carries it as it is instead
+	// of hashing the document again. Empty when the read did not ask for
+	// it or the row has none (see Tag).
+	ETag string
+}
+
+// Tag returns the record's entity tag: the one stored with it, or, for a
+// record stored without one (written before tags were stored, imported,
+// or changed inside the database by SetAttribute or TouchRecord), the tag
+// of its document.
+func (r Record) Tag() string {
+	if r.ETag != "" {
+		return r.ETag
+	}
+	return etag.Of(r.Doc)
 }
 
 // NewID allocates a record id for the tenant.
@@ -81,20 +98,21 @@ func Stamp(doc map[string]any, id int64, createdAt, updatedAt string) ([]byte, e
 }
 
 // InsertRecord stores a new record of a records-table collection with the
-// given id (from NewID) and returns its document.
-func (db *DB) InsertRecord(ctx context.Context, q Querier, tenantID int64, c Collection, id int64, doc map[string]any) (Doc, error) {
+// given id (from NewID) and returns it.
+func (db *DB) InsertRecord(ctx context.Context, q Querier, tenantID int64, c Collection, id int64, doc map[string]any) (Record, error) {
 	now := Timestamp(time.Now())
 	b, err := Stamp(doc, id, now, now)
 	if err != nil {
-		return nil, err
+		return Record{}, err
 	}
+	tag := etag.Of(b)
 	_, err = q.ExecContext(ctx,
-		`INSERT INTO records (tenant_id, id, resource, doc, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)`,
-		tenantID, id, c.Resource, string(b), now)
+		`INSERT INTO records (tenant_id, id, resource, doc, etag, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)`,
+		tenantID, id, c.Resource, string(b), tag, now)
 	if err != nil {
-		return nil, db.insertFailed(c, err)
+		return Record{}, db.insertFailed(c, err)
 	}
-	return b, db.recordChange(ctx, q, tenantID, c.Resource, id, OpCreate, b)
+	return Record{ID: id, Doc: b, ETag: tag}, db.recordChange(ctx, q, tenantID, c.Resource, id, OpCreate, b)
 }
 
 // insertFailed is the error of an INSERT of a record of c that failed
@@ -107,33 +125,50 @@ func (db *DB) insertFailed(c Collection, err error) error {
 }
 
 // insertNew stores a new record of a records-table collection under a
-// new id and returns its document. Where the engine can, the id is drawn
-// by the INSERT itself: one round trip instead of two.
-func (db *DB) insertNew(ctx context.Context, q Querier, tenantID int64, c Collection, doc map[string]any) (Doc, error) {
+// new id and returns it. Where the engine can, the id is drawn by the
+// INSERT itself: one round trip instead of two.
+func (db *DB) insertNew(ctx context.Context, q Querier, tenantID int64, c Collection, doc map[string]any) (Record, error) {
 	insert := db.dialect.insertWithNewID()
 	if insert == "" {
 		id, err := db.nextID(ctx, q, tenantID)
 		if err != nil {
-			return nil, err
+			return Record{}, err
 		}
 		return db.InsertRecord(ctx, q, tenantID, c, id, doc)
 	}
 	now := Timestamp(time.Now())
 	// The document goes with a stand-in id, which the statement replaces;
-	// then it is encoded again with the real one, as it is stored.
-	b, err := Stamp(doc, 0, now, now)
+	// then it is encoded again with the real one, as it is stored. The
+	// statement also computes the tag of the stored document from the
+	// canonical form's text around the stand-in and the drawn id (without
+	// the parts, a document holding the stand-in twice, it stores none).
+	b, err := Stamp(doc, standInID, now, now)
 	if err != nil {
-		return nil, err
+		return Record{}, err
+	}
+	var before, after *string
+	if x, y, ok := etag.Around(b, standInMember); ok {
+		sx, sy := string(x), string(y)
+		before, after = &sx, &sy
 	}
 	var id int64
-	if err := q.QueryRowContext(ctx, insert, tenantID, c.Resource, string(b), now).Scan(&id); err != nil {
-		return nil, db.insertFailed(c, err)
+	var tag sql.NullString
+	if err := q.QueryRowContext(ctx, insert, tenantID, c.Resource, string(b), now, before, after).Scan(&id, &tag); err != nil {
+		return Record{}, db.insertFailed(c, err)
 	}
 	if b, err = Stamp(doc, id, now, now); err != nil {
-		return nil, err
+		return Record{}, err
 	}
-	return b, db.recordChange(ctx, q, tenantID, c.Resource, id, OpCreate, b)
+	return Record{ID: id, Doc: b, ETag: tag.String}, db.recordChange(ctx, q, tenantID, c.Resource, id, OpCreate, b)
 }
+
+// standInID is the id a document carries into an INSERT that draws the
+// real one: a whole number of 15 digits, which the canonical form of a
+// document keeps as it is (etag.Around).
+const (
+	standInID     = 918273645546372
+	standInMember = `"id":918273645546372`
+)
 
 // GetRecord reads one record. With lock set and inside a transaction, the
 // row stays locked until the transaction ends.
@@ -142,7 +177,7 @@ func (db *DB) GetRecord(ctx context.Context, q Querier, tenantID int64, c Collec
 	text, ok := db.gets.Load(k)
 	if !ok {
 		var s query.SQL
-		s.Write("SELECT ", db.dialect.storedDoc(), " FROM ", c.Table, " WHERE ")
+		s.Write("SELECT ", db.dialect.storedDoc(), ", COALESCE(etag, '') FROM ", c.Table, " WHERE ")
 		c.scope(&s, tenantID)
 		s.Write(" AND id = ", s.Arg(id))
 		if lock {
@@ -154,8 +189,8 @@ func (db *DB) GetRecord(ctx context.Context, q Querier, tenantID int64, c Collec
 	if q == nil {
 		q = db.read
 	}
-	var doc string
-	err := q.QueryRowContext(ctx, text, tenantID, id).Scan(&doc)
+	var doc, tag string
+	err := q.QueryRowContext(ctx, text, tenantID, id).Scan(&doc, &tag)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Record{}, fmt.Errorf("%s %d: %w", c.Resource, id, ErrNotFound)
 	}
@@ -165,39 +200,40 @@ func (db *DB) GetRecord(ctx context.Context, q Querier, tenantID int64, c Collec
 	if t, ok := q.(*txn); ok && lock {
 		t.image(tenantID, c.name(), id, []byte(doc))
 	}
-	return Record{ID: id, Doc: Doc(doc)}, nil
+	return Record{ID: id, Doc: Doc(doc), ETag: tag}, nil
 }
 
 // UpdateRecord replaces the document of a records-table record, keeping
-// its id and creation time, and returns the new document.
-func (db *DB) UpdateRecord(ctx context.Context, q Querier, tenantID int64, c Collection, id int64, createdAt string, doc map[string]any) (Doc, error) {
+// its id and creation time, and returns the record as it is now.
+func (db *DB) UpdateRecord(ctx context.Context, q Querier, tenantID int64, c Collection, id int64, createdAt string, doc map[string]any) (Record, error) {
 	if t, ok := q.(*txn); ok && !db.noAudit {
 		// The audit entry shows the record as it was: read it, unless the
 		// transaction has.
 		if _, read := t.images[changeKey{tenantID, c.name(), id}]; !read {
 			if _, err := db.GetRecord(ctx, q, tenantID, c, id, true); err != nil {
-				return nil, err
+				return Record{}, err
 			}
 		}
 	}
 	now := Timestamp(time.Now())
 	b, err := Stamp(doc, id, createdAt, now)
 	if err != nil {
-		return nil, err
+		return Record{}, err
 	}
+	tag := etag.Of(b)
 	res, err := q.ExecContext(ctx,
-		`UPDATE records SET doc = $1, updated_at = $2 WHERE tenant_id = $3 AND id = $4 AND resource = $5`,
-		string(b), now, tenantID, id, c.Resource)
+		`UPDATE records SET doc = $1, etag = $2, updated_at = $3 WHERE tenant_id = $4 AND id = $5 AND resource = $6`,
+		string(b), tag, now, tenantID, id, c.Resource)
 	if db.dialect.uniqueViolation(err) {
-		return nil, fmt.Errorf("update %s: %w", c.Resource, ErrConflict)
+		return Record{}, fmt.Errorf("update %s: %w", c.Resource, ErrConflict)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("update %s %d: %w", c.Resource, id, err)
+		return Record{}, fmt.Errorf("update %s %d: %w", c.Resource, id, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return nil, fmt.Errorf("%s %d: %w", c.Resource, id, ErrNotFound)
+		return Record{}, fmt.Errorf("%s %d: %w", c.Resource, id, ErrNotFound)
 	}
-	return b, db.recordChange(ctx, q, tenantID, c.Resource, id, OpUpdate, b)
+	return Record{ID: id, Doc: b, ETag: tag}, db.recordChange(ctx, q, tenantID, c.Resource, id, OpUpdate, b)
 }
 
 // DeleteRecord removes a records-table record.

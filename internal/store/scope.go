@@ -21,10 +21,11 @@ type Records interface {
 	Exists(ctx context.Context, id int64) (bool, error)
 	// Find returns the records that match where, in id order, at most limit.
 	Find(ctx context.Context, where query.Node, limit int) ([]Record, error)
-	// Insert stores a new record under a new id and returns its document.
-	Insert(ctx context.Context, doc map[string]any) (Doc, error)
-	// Update replaces a record's document, keeping its id and creation time.
-	Update(ctx context.Context, id int64, createdAt string, doc map[string]any) (Doc, error)
+	// Insert stores a new record under a new id and returns it.
+	Insert(ctx context.Context, doc map[string]any) (Record, error)
+	// Update replaces a record's document, keeping its id and creation
+	// time, and returns the record as it is now.
+	Update(ctx context.Context, id int64, createdAt string, doc map[string]any) (Record, error)
 	// Delete removes a record.
 	Delete(ctx context.Context, id int64) error
 	// Set sets a string attribute of the records that match where (see
@@ -61,11 +62,11 @@ func (r scoped) Find(ctx context.Context, where query.Node, limit int) ([]Record
 	return r.db.FindRecords(ctx, r.q, r.tenant, r.c, where, limit)
 }
 
-func (r scoped) Insert(ctx context.Context, doc map[string]any) (Doc, error) {
+func (r scoped) Insert(ctx context.Context, doc map[string]any) (Record, error) {
 	return r.db.insertNew(ctx, r.q, r.tenant, r.c, doc)
 }
 
-func (r scoped) Update(ctx context.Context, id int64, createdAt string, doc map[string]any) (Doc, error) {
+func (r scoped) Update(ctx context.Context, id int64, createdAt string, doc map[string]any) (Record, error) {
 	return r.db.UpdateRecord(ctx, r.q, r.tenant, r.c, id, createdAt, doc)
 }
 

@@ -12,6 +12,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"planwerk/internal/etag"
 	"planwerk/internal/query"
 	"planwerk/internal/store"
 	"planwerk/internal/testenv"
@@ -264,12 +265,13 @@ func recordsCases() []recordsCase {
 			}
 		},
 		owner: func(t *testing.T, db *store.DB, h handle, rec store.Record) {
-			var got store.Doc
+			var ins store.Record
 			inTx(t, db, func(q store.Querier) error {
 				var err error
-				got, err = h(q).Insert(ctx, map[string]any{"title": "inserted", "n": 3})
+				ins, err = h(q).Insert(ctx, map[string]any{"title": "inserted", "n": 3})
 				return err
 			})
+			got := ins.Doc
 			d := decode(t, got)
 			id := testenv.ID(t, d)
 			if id == 0 || id == rec.ID || d["title"] != "inserted" || d["n"] != 3.0 {
@@ -278,7 +280,10 @@ func recordsCases() []recordsCase {
 			if d["createdAt"] == nil || d["createdAt"] != d["updatedAt"] {
 				t.Errorf("Insert = %s, want createdAt and updatedAt, the same", got)
 			}
-			wantDoc(t, h, store.Record{ID: id, Doc: got}, "the inserted record")
+			if ins.ID != id || ins.ETag == "" {
+				t.Errorf("Insert returned the id %d (its document's: %d) and the tag %q, want a tag", ins.ID, id, ins.ETag)
+			}
+			wantDoc(t, h, ins, "the inserted record")
 		},
 	}, {
 		name: "Update",
@@ -292,12 +297,13 @@ func recordsCases() []recordsCase {
 			})
 		},
 		owner: func(t *testing.T, db *store.DB, h handle, rec store.Record) {
-			var got store.Doc
+			var upd store.Record
 			inTx(t, db, func(q store.Querier) error {
 				var err error
-				got, err = h(q).Update(ctx, rec.ID, created(t, rec), map[string]any{"title": "changed"})
+				upd, err = h(q).Update(ctx, rec.ID, created(t, rec), map[string]any{"title": "changed"})
 				return err
 			})
+			got := upd.Doc
 			d := decode(t, got)
 			if testenv.ID(t, d) != rec.ID || d["title"] != "changed" || d["createdAt"] != created(t, rec) {
 				t.Errorf("Update = %s, want the record's id and creation time with the new title", got)
@@ -308,7 +314,10 @@ func recordsCases() []recordsCase {
 			if u, _ := d["updatedAt"].(string); u < created(t, rec) {
 				t.Errorf("Update = %s, want updatedAt stamped no earlier than createdAt", got)
 			}
-			wantDoc(t, h, store.Record{ID: rec.ID, Doc: got}, "the updated record")
+			if upd.ETag == "" || upd.ETag == rec.Tag() {
+				t.Errorf("Update returned the tag %q, want a new one (before: %q)", upd.ETag, rec.Tag())
+			}
+			wantDoc(t, h, upd, "the updated record")
 		},
 	}, {
 		name: "Delete",
@@ -376,13 +385,13 @@ func inTx(t *testing.T, db *store.DB, fn func(q store.Querier) error) {
 // insertVia stores doc through h in a transaction of its own.
 func insertVia(t *testing.T, db *store.DB, h handle, doc map[string]any) store.Record {
 	t.Helper()
-	var d store.Doc
+	var rec store.Record
 	inTx(t, db, func(q store.Querier) error {
 		var err error
-		d, err = h(q).Insert(context.Background(), doc)
+		rec, err = h(q).Insert(context.Background(), doc)
 		return err
 	})
-	return store.Record{ID: testenv.ID(t, decode(t, d)), Doc: d}
+	return rec
 }
 
 func get(t *testing.T, h handle, id int64) store.Record {
@@ -400,6 +409,12 @@ func wantDoc(t *testing.T, h handle, rec store.Record, what string) {
 	got, err := h(nil).Get(context.Background(), rec.ID)
 	if err != nil || got.ID != rec.ID || !sameDoc(t, got.Doc, rec.Doc) {
 		t.Errorf("%s: Get = %d %s, %v; want %d %s", what, got.ID, got.Doc, err, rec.ID, rec.Doc)
+	}
+	// A stored tag is the content's (a change made inside the database
+	// leaves none): a read answers with it, and an engine, an import or a
+	// row without one comes to the same.
+	if got.ETag != rec.ETag || (got.ETag != "" && got.ETag != etag.Of(got.Doc)) {
+		t.Errorf("%s: Get's stored tag %q, expected %q, the content's is %q", what, got.ETag, rec.ETag, etag.Of(got.Doc))
 	}
 }
 

@@ -36,11 +36,11 @@ func (s *Service) BulkApprove(ctx context.Context, caller auth.Principal, input 
 			return err
 		}
 		for _, p := range pairs {
-			doc, err := s.setStatus(ctx, tx, caller.TenantID, p, status)
+			rec, err := s.setStatus(ctx, tx, caller.TenantID, p, status)
 			if err != nil {
 				return err
 			}
-			out = append(out, json.RawMessage(doc))
+			out = append(out, json.RawMessage(rec.Doc))
 		}
 		return nil
 	})
@@ -104,10 +104,10 @@ func (s *Service) markDays(ctx context.Context, l dayLocks, pairs []pair, status
 }
 
 // setStatus writes the ProjectDay record of a pair, creating it if needed.
-func (s *Service) setStatus(ctx context.Context, tx store.Querier, tenantID int64, p pair, status string) (store.Doc, error) {
+func (s *Service) setStatus(ctx context.Context, tx store.Querier, tenantID int64, p pair, status string) (store.Record, error) {
 	cur, rec, err := s.status(ctx, tx, tenantID, p)
 	if err != nil {
-		return nil, err
+		return store.Record{}, err
 	}
 	doc := map[string]any{"project": p.project, "day": p.day, "validationStatus": status}
 	days := s.db.Records(tx, tenantID, records.Collection(s.days))
@@ -115,13 +115,13 @@ func (s *Service) setStatus(ctx context.Context, tx store.Querier, tenantID int6
 		return days.Insert(ctx, doc)
 	}
 	if cur == status {
-		return rec.Doc, nil
+		return *rec, nil
 	}
 	var old struct {
 		CreatedAt string `json:"createdAt"`
 	}
 	if err := json.Unmarshal(rec.Doc, &old); err != nil {
-		return nil, fmt.Errorf("project day %d: %w", rec.ID, err)
+		return store.Record{}, fmt.Errorf("project day %d: %w", rec.ID, err)
 	}
 	return days.Update(ctx, rec.ID, old.CreatedAt, doc)
 }

@@ -19,7 +19,7 @@ import (
 type Store interface {
 	CreateTenant(ctx context.Context, slug, name string, admin NewAdmin, setup ...store.TenantSetup) (store.Tenant, User, error)
 	CreateUser(ctx context.Context, q store.Querier, tenantID int64, nu NewUser) (User, error)
-	UpdateUser(ctx context.Context, q store.Querier, tenantID, id int64, createdAt string, doc map[string]any, passwordHash *string) (store.Doc, error)
+	UpdateUser(ctx context.Context, q store.Querier, tenantID, id int64, createdAt string, doc map[string]any, passwordHash *string) (store.Record, error)
 	DeleteUser(ctx context.Context, q store.Querier, tenantID, id int64) error
 	RevokeUserTokens(ctx context.Context, q store.Querier, tenantID, userID int64) error
 	RevokeClientsCreatedBy(ctx context.Context, q store.Querier, tenantID, userID int64) (int, error)
@@ -103,7 +103,7 @@ func conflictOnEmail(err error) error {
 }
 
 // InsertUser (Insert) stores a new user with the password's hash.
-func (s *Service) InsertUser(ctx context.Context, w *records.Write) (store.Doc, error) {
+func (s *Service) InsertUser(ctx context.Context, w *records.Write) (store.Record, error) {
 	email, _ := w.New.String("email")
 	hash, _ := w.Prepared.String("passwordHash")
 	isAdmin := w.New.Bool("isAdmin")
@@ -115,57 +115,57 @@ func (s *Service) InsertUser(ctx context.Context, w *records.Write) (store.Doc, 
 	}
 	user, err := s.db.CreateUser(ctx, w.Tx, w.Caller.TenantID, NewUser{Email: email, PasswordHash: hash, IsAdmin: isAdmin, Attrs: attrs})
 	if err != nil {
-		return nil, conflictOnEmail(err)
+		return store.Record{}, conflictOnEmail(err)
 	}
-	return user.Doc, nil
+	return store.Record{ID: user.ID, Doc: user.Doc, ETag: user.ETag}, nil
 }
 
 // UpdateUser (Update) stores a changed user; a new password or a lost
 // admin role ends what the user held by the old one.
-func (s *Service) UpdateUser(ctx context.Context, w *records.Write) (store.Doc, error) {
+func (s *Service) UpdateUser(ctx context.Context, w *records.Write) (store.Record, error) {
 	var hash *string
 	if h, ok := w.Prepared.String("passwordHash"); ok {
 		hash = &h
 		// A new password ends every session of the user.
 		if err := s.db.RevokeUserTokens(ctx, w.Tx, w.Caller.TenantID, w.ID); err != nil {
-			return nil, err
+			return store.Record{}, err
 		}
 	}
-	doc, err := s.db.UpdateUser(ctx, w.Tx, w.Caller.TenantID, w.ID, w.CreatedAt, w.New, hash)
+	rec, err := s.db.UpdateUser(ctx, w.Tx, w.Caller.TenantID, w.ID, w.CreatedAt, w.New, hash)
 	if err != nil {
-		return nil, conflictOnEmail(err)
+		return store.Record{}, conflictOnEmail(err)
 	}
 	// An admin who loses admin loses the API clients they created, and
 	// those clients' tokens (the tenant's first user stays an admin
 	// whatever isAdmin says, and keeps them).
 	if w.Old.Bool("isAdmin") && !w.New.Bool("isAdmin") {
 		if _, err := s.db.RevokeClientsCreatedBy(ctx, w.Tx, w.Caller.TenantID, w.ID); err != nil {
-			return nil, err
+			return store.Record{}, err
 		}
 	}
 	if hash != nil || w.Changed("isAdmin") {
 		w.AfterCommit(s.sessions.ForgetCachedTokens)
 	}
-	return doc, nil
+	return rec, nil
 }
 
 // DeleteUser (Delete) removes a user, but neither the caller nor the
 // tenant's first user.
-func (s *Service) DeleteUser(ctx context.Context, w *records.Write) (store.Doc, error) {
+func (s *Service) DeleteUser(ctx context.Context, w *records.Write) (store.Record, error) {
 	if w.ID == w.Caller.UserID {
-		return nil, errs.Conflicts("you cannot delete your own user")
+		return store.Record{}, errs.Conflicts("you cannot delete your own user")
 	}
 	if err := s.db.DeleteUser(ctx, w.Tx, w.Caller.TenantID, w.ID); err != nil {
 		if errors.Is(err, ErrOwner) {
-			return nil, errs.Conflicts("the tenant's first user cannot be deleted")
+			return store.Record{}, errs.Conflicts("the tenant's first user cannot be deleted")
 		}
-		return nil, err
+		return store.Record{}, err
 	}
 	// The API clients the user created end with them; those acting as
 	// the user stay listed but get no tokens (their user is gone).
 	if _, err := s.db.RevokeClientsCreatedBy(ctx, w.Tx, w.Caller.TenantID, w.ID); err != nil {
-		return nil, err
+		return store.Record{}, err
 	}
 	w.AfterCommit(s.sessions.ForgetCachedTokens)
-	return nil, nil
+	return store.Record{}, nil
 }

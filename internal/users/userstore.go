@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"planwerk/internal/etag"
 	"planwerk/internal/records"
 	"planwerk/internal/store"
 )
@@ -60,6 +61,8 @@ type User struct {
 	// Doc is the user's record as the API returns it: never the password
 	// or its hash.
 	Doc json.RawMessage
+	// ETag is the entity tag stored with the document.
+	ETag string
 }
 
 // NewUser is what CreateUser needs.
@@ -107,10 +110,11 @@ func (t *Tables) CreateUser(ctx context.Context, q store.Querier, tenantID int64
 	if err != nil {
 		return User{}, err
 	}
+	tag := etag.Of(b)
 	_, err = q.ExecContext(ctx,
-		`INSERT INTO users (tenant_id, id, email, email_key, password_hash, is_admin, is_owner, doc, created_at, updated_at)
-		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
-		tenantID, id, nullIfEmpty(nu.Email), nullIfEmpty(EmailKey(nu.Email)), nullIfEmpty(nu.PasswordHash), nu.IsAdmin, nu.Owner, string(b), now)
+		`INSERT INTO users (tenant_id, id, email, email_key, password_hash, is_admin, is_owner, doc, etag, created_at, updated_at)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
+		tenantID, id, nullIfEmpty(nu.Email), nullIfEmpty(EmailKey(nu.Email)), nullIfEmpty(nu.PasswordHash), nu.IsAdmin, nu.Owner, string(b), tag, now)
 	if t.db.IsUniqueViolation(err) {
 		return User{}, fmt.Errorf("user %q: %w", nu.Email, store.ErrConflict)
 	}
@@ -120,38 +124,40 @@ func (t *Tables) CreateUser(ctx context.Context, q store.Querier, tenantID int64
 	if err := t.db.RecordChange(ctx, q, tenantID, "users", id, store.OpCreate, b); err != nil {
 		return User{}, err
 	}
-	return User{TenantID: tenantID, ID: id, Email: nu.Email, PasswordHash: nu.PasswordHash, IsAdmin: nu.IsAdmin, Doc: b}, nil
+	return User{TenantID: tenantID, ID: id, Email: nu.Email, PasswordHash: nu.PasswordHash, IsAdmin: nu.IsAdmin, Doc: b, ETag: tag}, nil
 }
 
-// UpdateUser replaces a user's document; e-mail address and admin flag are
-// read from it. A non-nil passwordHash replaces the password.
-func (t *Tables) UpdateUser(ctx context.Context, q store.Querier, tenantID, id int64, createdAt string, doc map[string]any, passwordHash *string) (store.Doc, error) {
+// UpdateUser replaces a user's document and returns the record as it is
+// now; e-mail address and admin flag are read from the document. A
+// non-nil passwordHash replaces the password.
+func (t *Tables) UpdateUser(ctx context.Context, q store.Querier, tenantID, id int64, createdAt string, doc map[string]any, passwordHash *string) (store.Record, error) {
 	now := store.Timestamp(time.Now())
 	b, err := store.Stamp(doc, id, createdAt, now)
 	if err != nil {
-		return nil, err
+		return store.Record{}, err
 	}
 	email, _ := records.Doc(doc).String("email")
 	isAdmin := records.Doc(doc).Bool("isAdmin")
+	tag := etag.Of(b)
 	res, err := q.ExecContext(ctx,
-		`UPDATE users SET email = $1, email_key = $2, is_admin = $3, doc = $4, updated_at = $5,
-		        password_hash = COALESCE($6, password_hash)
-		  WHERE tenant_id = $7 AND id = $8`,
-		nullIfEmpty(email), nullIfEmpty(EmailKey(email)), isAdmin, string(b), now, passwordHash, tenantID, id)
+		`UPDATE users SET email = $1, email_key = $2, is_admin = $3, doc = $4, etag = $5, updated_at = $6,
+		        password_hash = COALESCE($7, password_hash)
+		  WHERE tenant_id = $8 AND id = $9`,
+		nullIfEmpty(email), nullIfEmpty(EmailKey(email)), isAdmin, string(b), tag, now, passwordHash, tenantID, id)
 	if t.db.IsUniqueViolation(err) {
-		return nil, fmt.Errorf("user %q: %w", email, store.ErrConflict)
+		return store.Record{}, fmt.Errorf("user %q: %w", email, store.ErrConflict)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("update user %d: %w", id, err)
+		return store.Record{}, fmt.Errorf("update user %d: %w", id, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return nil, fmt.Errorf("user %d: %w", id, store.ErrNotFound)
+		return store.Record{}, fmt.Errorf("user %d: %w", id, store.ErrNotFound)
 	}
 	var extra []string
 	if passwordHash != nil {
 		extra = []string{"password"}
 	}
-	return b, t.db.RecordChange(ctx, q, tenantID, "users", id, store.OpUpdate, b, extra...)
+	return store.Record{ID: id, Doc: b, ETag: tag}, t.db.RecordChange(ctx, q, tenantID, "users", id, store.OpUpdate, b, extra...)
 }
 
 // DeleteUser removes a user and every token issued to them. The tenant's
@@ -189,14 +195,14 @@ func (t *Tables) UserByEmail(ctx context.Context, tenantID int64, email string) 
 
 func (t *Tables) userByEmail(ctx context.Context, q store.Querier, tenantID int64, email string) (User, error) {
 	return scanUser(q.QueryRowContext(ctx,
-		`SELECT tenant_id, id, email, password_hash, is_admin, `+t.db.StoredDoc()+` FROM users WHERE tenant_id = $1 AND email_key = $2`,
+		`SELECT tenant_id, id, email, password_hash, is_admin, `+t.db.StoredDoc()+`, COALESCE(etag, '') FROM users WHERE tenant_id = $1 AND email_key = $2`,
 		tenantID, EmailKey(email)))
 }
 
 // UserByID finds a user of the tenant by id.
 func (t *Tables) UserByID(ctx context.Context, tenantID, id int64) (User, error) {
 	return scanUser(t.db.Lookup().QueryRowContext(ctx,
-		`SELECT tenant_id, id, email, password_hash, is_admin, `+t.db.StoredDoc()+` FROM users WHERE tenant_id = $1 AND id = $2`,
+		`SELECT tenant_id, id, email, password_hash, is_admin, `+t.db.StoredDoc()+`, COALESCE(etag, '') FROM users WHERE tenant_id = $1 AND id = $2`,
 		tenantID, id))
 }
 
@@ -204,7 +210,7 @@ func scanUser(row *sql.Row) (User, error) {
 	var u User
 	var doc string
 	var email, hash sql.NullString
-	err := row.Scan(&u.TenantID, &u.ID, &email, &hash, &u.IsAdmin, &doc)
+	err := row.Scan(&u.TenantID, &u.ID, &email, &hash, &u.IsAdmin, &doc, &u.ETag)
 	if errors.Is(err, sql.ErrNoRows) {
 		return User{}, fmt.Errorf("user: %w", store.ErrNotFound)
 	}
