@@ -272,6 +272,8 @@ func printKinds(name string, lat map[string][]time.Duration) {
 
 type loadEnv struct {
 	engine, url, dayID, project, task, doc, upload string
+	dsn                                            string
+	tenantID                                       int64
 	header                                         http.Header
 	svc                                            *app.Service
 	close                                          func()
@@ -300,7 +302,8 @@ func newLoadEnv(ctx context.Context, dsn, filesDir string) (*loadEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := app.CreateTenant(ctx, svc, users.TenantSpec{Slug: "bench", AdminEmail: "admin@bench.test", AdminPassword: "bench-password"}); err != nil {
+	tn, _, err := app.CreateTenant(ctx, svc, users.TenantSpec{Slug: "bench", AdminEmail: "admin@bench.test", AdminPassword: "bench-password"})
+	if err != nil {
 		return nil, err
 	}
 	srv := serve(svc)
@@ -309,7 +312,7 @@ func newLoadEnv(ctx context.Context, dsn, filesDir string) (*loadEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &loadEnv{engine: db.Engine(), url: srv.URL, svc: svc,
+	e := &loadEnv{engine: db.Engine(), url: srv.URL, svc: svc, dsn: dsn, tenantID: tn.ID,
 		header: http.Header{"Companyurl": {"bench"}, "Authorization": {"Bearer " + token}, "Content-Type": {"application/json"}},
 		close: func() {
 			srv.Close()

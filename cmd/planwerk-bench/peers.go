@@ -65,6 +65,10 @@ func runPeers(ctx context.Context, pgURL string, d time.Duration, clients int) e
 	}
 	defer cleanup()
 	var targets []peerTarget
+	// ceilings are the database ceilings of single GETs, one per engine:
+	// a bare handler reading the same record through the same driver and
+	// pool (dbceiling.go), measured in the GET row's turns beside the rest.
+	var ceilings []peerTarget
 	for i, dsn := range dsns {
 		env, err := newLoadEnv(ctx, dsn, filepath.Join(dir, fmt.Sprint("files-", i)))
 		if err != nil {
@@ -80,6 +84,17 @@ func runPeers(ctx context.Context, pgURL string, d time.Duration, clients int) e
 		if err := checkList(env.url+"/v1/project-days?limit=1000", env.header); err != nil {
 			return err
 		}
+		dbc, err := openDBCeiling(ctx, env.dsn, env.tenantID)
+		if err != nil {
+			return err
+		}
+		defer dbc.Close()
+		ceilings = append(ceilings, peerTarget{
+			name: "database ceiling " + env.engine,
+			get: func(t *vegeta.Target) {
+				t.Method, t.URL, t.Header = http.MethodGet, dbc.URL+"/v1/project-days/"+env.dayID, env.header
+			},
+		})
 		targets = append(targets, peerTarget{
 			name: "Planwerk " + env.engine,
 			get: func(t *vegeta.Target) {
@@ -162,11 +177,17 @@ func runPeers(ctx context.Context, pgURL string, d time.Duration, clients int) e
 		for _, p := range targets {
 			loads = append(loads, turn{tr: r.tr(p)})
 		}
+		if i == 0 {
+			for _, c := range ceilings {
+				loads = append(loads, turn{tr: r.tr(c)})
+			}
+		}
 		fmt.Fprintf(os.Stderr, "%s: %d clients\n", r.name, r.clients)
 		results[i] = inTurns(nil, d, r.clients, loads)
 		for j, m := range results[i] {
 			if f := failures(m); f > 0 {
-				fmt.Fprintf(os.Stderr, "%s, %s: %d failures: %v\n", r.name, targets[j].name, f, m.Errors)
+				name := append(targets, ceilings...)[j].name
+				fmt.Fprintf(os.Stderr, "%s, %s: %d failures: %v\n", r.name, name, f, m.Errors)
 			}
 		}
 	}
@@ -189,7 +210,7 @@ func runPeers(ctx context.Context, pgURL string, d time.Duration, clients int) e
 	fmt.Println(rule + "---|")
 	for i, r := range rows {
 		line := fmt.Sprintf("| %s | %d |", r.name, r.clients)
-		ms0 := results[i]
+		ms0 := results[i][:len(targets)]
 		for j, m := range ms0 {
 			line += fmt.Sprintf(" %.0f | %s |", m.Throughput, ms(m.Latencies.P50))
 			if j < pbAt {
@@ -209,6 +230,15 @@ func runPeers(ctx context.Context, pgURL string, d time.Duration, clients int) e
 			target = fmt.Sprintf("≥ %.0f×: %s", r.target, strings.Join(verdicts, ", "))
 		}
 		fmt.Println(line + " " + target + " |")
+	}
+	fmt.Println("\nsingle GETs beside the database ceilings, in the same turns (a bare handler: one prepared primary-key " +
+		"SELECT of the stored document through the same driver and pool, its bytes written; no tenant, token, share or tag):")
+	fmt.Println("\n| engine | ceiling req/s | ceiling / PocketBase | Planwerk / ceiling |")
+	fmt.Println("|---|---|---|---|")
+	for j, c := range ceilings {
+		m := results[0][len(targets)+j]
+		fmt.Printf("| %s | %.0f | %.2f | %.2f |\n", strings.TrimPrefix(c.name, "database ceiling "), m.Throughput,
+			m.Throughput/results[0][pbAt].Throughput, results[0][j].Throughput/m.Throughput)
 	}
 	fmt.Println("\nbytes of one list of 1000 as received (decoded):")
 	for j, p := range targets {
