@@ -56,7 +56,9 @@
 // serves the plain JSON the client reads, and a second ceiling serves
 // the compressed bytes exactly as the service sent them. With
 // --cpuprofile PREFIX it then profiles the list and the single GETs of
-// each engine into PREFIX-ENGINE-list.pprof and PREFIX-ENGINE-get.pprof.
+// each engine into PREFIX-ENGINE-list.pprof and PREFIX-ENGINE-get.pprof,
+// and the database ceiling's single GETs into
+// PREFIX-ENGINE-get-ceiling.pprof.
 // Two more ceilings include the database (dbceiling.go): a bare handler
 // that reads the same rows through the same driver and a pool opened as
 // the service's read pool, and writes the stored documents as they are.
@@ -470,6 +472,11 @@ func benchEngine(ctx context.Context, dsn string, n int, d time.Duration, cpupro
 			return r, err
 		}
 		if err := profile(prefix+"-get.pprof", func() error { getLoad(srv.URL); return nil }); err != nil {
+			return r, err
+		}
+		// The database ceiling's single GETs under the same load, to
+		// compare frame by frame.
+		if err := profile(prefix+"-get-ceiling.pprof", func() error { getLoad(dbc.URL); return nil }); err != nil {
 			return r, err
 		}
 	}
