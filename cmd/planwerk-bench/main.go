@@ -126,9 +126,9 @@ func main() {
 	addWorker := fs.String("add-worker", "", "host:port of a Citus node to add and rebalance onto under load, then drain and remove (citus)")
 	traced := fs.Bool("tracing", false, "load: the rows again with OpenTelemetry tracing on, every request sampled")
 	withTLS := fs.Bool("tls", false, "also GET over HTTPS, with HTTP/1.1 and with HTTP/2, beside plain HTTP (load)")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (lists: of the list and the single GETs, to files with this prefix)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (lists, peers: of their single GETs, to files with this prefix)")
 	_ = fs.Parse(os.Args[2:])
-	if *cpuProfile != "" && os.Args[1] != "lists" {
+	if *cpuProfile != "" && os.Args[1] != "lists" && os.Args[1] != "peers" {
 		stopProfile, err := startCPUProfile(*cpuProfile)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "planwerk-bench:", err)
@@ -145,7 +145,7 @@ func main() {
 	var err error
 	switch os.Args[1] {
 	case "peers":
-		err = runPeers(ctx, *pg, *duration, *clients)
+		err = runPeers(ctx, *pg, *duration, *clients, *cpuProfile)
 	case "lists":
 		err = runLists(ctx, *records, *pg, *duration, *cpuProfile)
 	case "entries":

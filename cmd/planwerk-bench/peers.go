@@ -38,8 +38,11 @@ type peerTarget struct {
 // each, d in all per system) so that the machine's drift falls on all
 // alike: single GETs of one ProjectDay by id (clients), lists of 1000 of
 // them (clients/4), plain and with gzip asked for, and time entry
-// creation (clients).
-func runPeers(ctx context.Context, pgURL string, d time.Duration, clients int) error {
+// creation (clients). The single GETs' turns also drive each engine's
+// database ceiling (dbceiling.go). With cpuprofile, each engine's single
+// GETs and then its ceiling's run once more alone, for d, each profiled
+// into PREFIX-ENGINE-planwerk-get.pprof and PREFIX-ENGINE-ceiling-get.pprof.
+func runPeers(ctx context.Context, pgURL string, d time.Duration, clients int, cpuprofile string) error {
 	bin, err := pocketBaseBinary(ctx)
 	if err != nil {
 		return err
@@ -239,6 +242,24 @@ func runPeers(ctx context.Context, pgURL string, d time.Duration, clients int) e
 		m := results[0][len(targets)+j]
 		fmt.Printf("| %s | %.0f | %.2f | %.2f |\n", strings.TrimPrefix(c.name, "database ceiling "), m.Throughput,
 			m.Throughput/results[0][pbAt].Throughput, results[0][j].Throughput/m.Throughput)
+	}
+	if cpuprofile != "" {
+		// Each engine's single GETs alone, then its ceiling's, each
+		// profiled: what the service spends beside the bare read, frame
+		// by frame (go tool pprof -top -cum).
+		for j, c := range ceilings {
+			for _, p := range []struct {
+				name string
+				tr   vegeta.Targeter
+			}{{"planwerk", rows[0].tr(targets[j])}, {"ceiling", rows[0].tr(c)}} {
+				path := fmt.Sprintf("%s-%s-%s-get.pprof", cpuprofile, strings.TrimPrefix(c.name, "database ceiling "), p.name)
+				var m *vegeta.Metrics
+				if err := profile(path, func() error { m = attack(nil, nil, p.tr, d, rows[0].clients); return nil }); err != nil {
+					return err
+				}
+				fmt.Printf("\nprofiled into %s: %.0f single GETs/s\n", path, m.Throughput)
+			}
+		}
 	}
 	fmt.Println("\nbytes of one list of 1000 as received (decoded):")
 	for j, p := range targets {
