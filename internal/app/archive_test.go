@@ -178,6 +178,9 @@ func TestTenantExportImport(t *testing.T) {
 			dst.Token(t, "acme2", a.memberEmail, memberPassword)
 			maxID := compareRecords(t, a.admin, admin)
 			checkSnapshot(t, admin)
+			if n := untagged(t, dst.Service.DB, "acme2"); n != 0 {
+				t.Errorf("%d imported records and users without a stored entity tag", n)
+			}
 
 			if status, _, body := dst.Grant(t, "acme2", testenv.ClientForm(a.clientID, a.clientSecret)); status != http.StatusOK {
 				t.Errorf("the API client's secret after the import: %d %v", status, body)
@@ -293,6 +296,23 @@ func checkSnapshot(t *testing.T, c *testenv.Client) {
 }
 
 // webhookSecrets are the secrets of the tenant's webhooks, as stored.
+// untagged counts the tenant's records and users without a stored
+// entity tag.
+func untagged(t *testing.T, db *store.DB, slug string) int {
+	t.Helper()
+	tn, err := db.TenantBySlug(context.Background(), slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	err = db.QueryRowContext(context.Background(), `SELECT (SELECT count(*) FROM records WHERE tenant_id = $1 AND etag IS NULL)
+		+ (SELECT count(*) FROM users WHERE tenant_id = $1 AND etag IS NULL)`, tn.ID).Scan(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 func webhookSecrets(t *testing.T, db *store.DB, slug string) []string {
 	t.Helper()
 	tn, err := db.TenantBySlug(context.Background(), slug)

@@ -49,6 +49,10 @@ type table struct {
 	// the source's: the state of a webhook's deliveries, which the new
 	// change feed starts afresh (see webhooks).
 	fixed []fixedColumn
+	// tagged: the table keeps each row's entity tag beside its doc (the
+	// column etag), which the archive leaves out and an import computes
+	// from the doc, so that the imported rows' reads hash nothing.
+	tagged bool
 }
 
 // fixedColumn is a column an import sets to a value of its own.
@@ -74,8 +78,7 @@ var tenantTable = table{
 const tenantLastID = "last_id"
 
 // etagSkipped says why the stored entity tags stay out of the archive.
-const etagSkipped = "the tag of doc's content, stored to spare reads its hash: an imported row has none, " +
-	"and a read computes the same tag from doc"
+const etagSkipped = "the tag of doc's content, stored to spare reads its hash: an import computes it from doc (tagged)"
 
 // tables are the tables whose rows the archive carries after the tenant
 // row, in the archive's order: a table's member comes before those that
@@ -95,6 +98,7 @@ var tables = []table{
 		},
 		key:     "id",
 		skipped: map[string]string{"doc_text": "PostgreSQL generates it from doc", "etag": etagSkipped},
+		tagged:  true,
 	},
 	{
 		name: "records",
@@ -104,6 +108,7 @@ var tables = []table{
 		},
 		key:     "id",
 		skipped: map[string]string{"doc_text": "PostgreSQL generates it from doc", "etag": etagSkipped},
+		tagged:  true,
 	},
 	{
 		name: "uploads",

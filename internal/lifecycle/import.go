@@ -14,12 +14,14 @@ import (
 	"hash"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
 
+	"planwerk/internal/etag"
 	"planwerk/internal/filestore"
 	"planwerk/internal/store"
 	"planwerk/internal/tenancy"
@@ -390,6 +392,9 @@ type inserter struct {
 	columns []string
 	rows    [][]any
 	bytes   int
+	// doc is the index of the document among a tagged table's values
+	// (-1: the table keeps no tags).
+	doc int
 }
 
 func newInserter(im *importer, t table) *inserter {
@@ -403,7 +408,12 @@ func newInserter(im *importer, t table) *inserter {
 	if t.name == "uploads" {
 		cols = append(cols, "storage_key")
 	}
-	return &inserter{im: im, t: t, columns: cols}
+	ins := &inserter{im: im, t: t, columns: cols, doc: -1}
+	if t.tagged {
+		ins.columns = append(ins.columns, "etag")
+		ins.doc = slices.IndexFunc(t.columns, func(c column) bool { return c.kind == kindDoc })
+	}
+	return ins
 }
 
 // add adds a row's values (of t.columns), inserting the batch when it is
@@ -421,6 +431,10 @@ func (ins *inserter) add(ctx context.Context, vals []any, size int) error {
 			return fmt.Errorf("%w: uploads: a row without id", ErrDamaged)
 		}
 		row = append(row, ins.im.fileKey(id))
+	}
+	if ins.doc >= 0 {
+		doc, _ := vals[ins.doc].(string)
+		row = append(row, etag.Of([]byte(doc)))
 	}
 	ins.rows = append(ins.rows, row)
 	ins.bytes += size

@@ -20,8 +20,8 @@ func (db *DB) goMigrations() []*goose.Migration {
 // addETagColumns (00026) gives records and users the column etag: the
 // entity tag of the document as it was written, which reads answer with
 // instead of hashing the document again. It may be NULL: rows written
-// before, imported rows, and rows changed inside the database (a set
-// attribute, a touch) have none, and a read computes theirs. A new column
+// before and rows changed inside the database (a set attribute, a touch)
+// have none, and a read computes theirs. A new column
 // of a distributed table needs no distribution.
 func (db *DB) addETagColumns(ctx context.Context, tx *sql.Tx) error {
 	for _, table := range []string{"records", "users"} {

@@ -57,9 +57,9 @@ type Record struct {
 }
 
 // Tag returns the record's entity tag: the one stored with it, or, for a
-// record stored without one (written before tags were stored, imported,
-// or changed inside the database by SetAttribute or TouchRecord), the tag
-// of its document.
+// record stored without one (written before tags were stored, or changed
+// inside the database by SetAttribute or TouchRecord), the tag of its
+// document.
 func (r Record) Tag() string {
 	if r.ETag != "" {
 		return r.ETag
