@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -23,9 +24,10 @@ const peerRecords = 2000
 // peerTarget is one system under the peers load: its name and the
 // requests of each row, with its member's headers.
 type peerTarget struct {
-	name string
-	get  func(t *vegeta.Target)
-	list func(t *vegeta.Target)
+	name   string
+	engine string // a database ceiling's engine
+	get    func(t *vegeta.Target)
+	list   func(t *vegeta.Target)
 	// create makes a time entry; i numbers the requests.
 	create func(t *vegeta.Target, i int64)
 }
@@ -93,7 +95,7 @@ func runPeers(ctx context.Context, pgURL string, d time.Duration, clients int, c
 		}
 		defer dbc.Close()
 		ceilings = append(ceilings, peerTarget{
-			name: "database ceiling " + env.engine,
+			name: "database ceiling " + env.engine, engine: env.engine,
 			get: func(t *vegeta.Target) {
 				t.Method, t.URL, t.Header = http.MethodGet, dbc.URL+"/v1/project-days/"+env.dayID, env.header
 			},
@@ -174,13 +176,18 @@ func runPeers(ctx context.Context, pgURL string, d time.Duration, clients int, c
 			return func(t *vegeta.Target) error { p.create(t, n.Add(1)); return nil }
 		}},
 	}
+	// getRow is the single GETs' row, whose turns also drive the database
+	// ceilings; driven names what a row drives, in the order of its
+	// results.
+	const getRow = 0
+	driven := append(slices.Clip(targets), ceilings...)
 	results := make([][]*vegeta.Metrics, len(rows))
 	for i, r := range rows {
 		var loads []turn
 		for _, p := range targets {
 			loads = append(loads, turn{tr: r.tr(p)})
 		}
-		if i == 0 {
+		if i == getRow {
 			for _, c := range ceilings {
 				loads = append(loads, turn{tr: r.tr(c)})
 			}
@@ -189,8 +196,7 @@ func runPeers(ctx context.Context, pgURL string, d time.Duration, clients int, c
 		results[i] = inTurns(nil, d, r.clients, loads)
 		for j, m := range results[i] {
 			if f := failures(m); f > 0 {
-				name := append(targets, ceilings...)[j].name
-				fmt.Fprintf(os.Stderr, "%s, %s: %d failures: %v\n", r.name, name, f, m.Errors)
+				fmt.Fprintf(os.Stderr, "%s, %s: %d failures: %v\n", r.name, driven[j].name, f, m.Errors)
 			}
 		}
 	}
@@ -239,9 +245,9 @@ func runPeers(ctx context.Context, pgURL string, d time.Duration, clients int, c
 	fmt.Println("\n| engine | ceiling req/s | ceiling / PocketBase | Planwerk / ceiling |")
 	fmt.Println("|---|---|---|---|")
 	for j, c := range ceilings {
-		m := results[0][len(targets)+j]
-		fmt.Printf("| %s | %.0f | %.2f | %.2f |\n", strings.TrimPrefix(c.name, "database ceiling "), m.Throughput,
-			m.Throughput/results[0][pbAt].Throughput, results[0][j].Throughput/m.Throughput)
+		m := results[getRow][len(targets)+j]
+		fmt.Printf("| %s | %.0f | %.2f | %.2f |\n", c.engine, m.Throughput,
+			m.Throughput/results[getRow][pbAt].Throughput, results[getRow][j].Throughput/m.Throughput)
 	}
 	if cpuprofile != "" {
 		// Each engine's single GETs alone, then its ceiling's, each
@@ -251,10 +257,10 @@ func runPeers(ctx context.Context, pgURL string, d time.Duration, clients int, c
 			for _, p := range []struct {
 				name string
 				tr   vegeta.Targeter
-			}{{"planwerk", rows[0].tr(targets[j])}, {"ceiling", rows[0].tr(c)}} {
-				path := fmt.Sprintf("%s-%s-%s-get.pprof", cpuprofile, strings.TrimPrefix(c.name, "database ceiling "), p.name)
+			}{{"planwerk", rows[getRow].tr(targets[j])}, {"ceiling", rows[getRow].tr(c)}} {
+				path := fmt.Sprintf("%s-%s-%s-get.pprof", cpuprofile, c.engine, p.name)
 				var m *vegeta.Metrics
-				if err := profile(path, func() error { m = attack(nil, nil, p.tr, d, rows[0].clients); return nil }); err != nil {
+				if err := profile(path, func() error { m = attack(nil, nil, p.tr, d, rows[getRow].clients); return nil }); err != nil {
 					return err
 				}
 				fmt.Printf("\nprofiled into %s: %.0f single GETs/s\n", path, m.Throughput)

@@ -459,7 +459,7 @@ func (s *Server) usersMe(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeRecord(w, r, http.StatusOK, store.Record{ID: u.ID, Doc: u.Doc, ETag: u.ETag})
+	writeRecord(w, r, http.StatusOK, u.Record())
 	return nil
 }
 

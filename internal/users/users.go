@@ -117,7 +117,7 @@ func (s *Service) InsertUser(ctx context.Context, w *records.Write) (store.Recor
 	if err != nil {
 		return store.Record{}, conflictOnEmail(err)
 	}
-	return store.Record{ID: user.ID, Doc: user.Doc, ETag: user.ETag}, nil
+	return user.Record(), nil
 }
 
 // UpdateUser (Update) stores a changed user; a new password or a lost

@@ -65,6 +65,10 @@ type User struct {
 	ETag string
 }
 
+// Record is the user as the API answers it: its document and the tag
+// stored with it.
+func (u User) Record() store.Record { return store.Record{ID: u.ID, Doc: u.Doc, ETag: u.ETag} }
+
 // NewUser is what CreateUser needs.
 type NewUser struct {
 	Email        string // may be empty: such a user cannot sign in
