@@ -45,6 +45,14 @@
 // and with gzip asked for) and creates, printing each as a ratio to
 // PocketBase beside its target.
 //
+// "company" builds a company through the public API on each engine (--users
+// users, 40 projects of 10 tasks, --entries WORK entries over the workdays
+// of 2026; default 300 and 287,000) beside a small one of 30,000 entries,
+// and times a company's questions over --samples varied requests: a
+// user's day, week and month, a project's month, a day of the tenant,
+// time totals against listing and summing on the client, approvals and
+// paging, alone and while 8 clients write; p50/p95 beside their targets.
+//
 // "lists" seeds ProjectDay records into a fresh SQLite file and a fresh
 // PostgreSQL schema and measures, over HTTP against the real handler: the
 // full list at limit=50000 (time, bytes, peak heap growth), a where range
@@ -101,18 +109,18 @@ func main() {
 	}
 	switch {
 	case len(os.Args) < 2:
-	case os.Args[1] == "lists", os.Args[1] == "entries", os.Args[1] == "files", os.Args[1] == "load", os.Args[1] == "noisy", os.Args[1] == "safe", os.Args[1] == "webhooks", os.Args[1] == "writes", os.Args[1] == "tenants", os.Args[1] == "citus", os.Args[1] == "polls", os.Args[1] == "audit", os.Args[1] == "lifecycle", os.Args[1] == "peers":
+	case os.Args[1] == "lists", os.Args[1] == "entries", os.Args[1] == "files", os.Args[1] == "load", os.Args[1] == "noisy", os.Args[1] == "safe", os.Args[1] == "webhooks", os.Args[1] == "writes", os.Args[1] == "tenants", os.Args[1] == "citus", os.Args[1] == "polls", os.Args[1] == "audit", os.Args[1] == "lifecycle", os.Args[1] == "peers", os.Args[1] == "company":
 	default:
 		os.Args = os.Args[:1]
 	}
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe|webhooks|writes|tenants|citus|polls|audit|lifecycle|peers [--records N] [--file-bytes N] [--entries N] [--postgres URL] [--citus URL] [--add-worker HOST:PORT] [--duration D] [--big BYTES] [--clients N] [--requests N] [--tenants N] [--per-tenant N] [--keep] [--tls] [--tracing] [--cpuprofile FILE]")
+		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe|webhooks|writes|tenants|citus|polls|audit|lifecycle|peers|company [--records N] [--file-bytes N] [--entries N] [--postgres URL] [--citus URL] [--add-worker HOST:PORT] [--duration D] [--big BYTES] [--clients N] [--requests N] [--tenants N] [--per-tenant N] [--users N] [--samples N] [--keep] [--tls] [--tracing] [--cpuprofile FILE]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	records := fs.Int("records", 50000, "ProjectDay records to seed (lists; lifecycle: records of the tenant, default 100000)")
 	fileBytes := fs.Int64("file-bytes", 1<<30, "bytes of the tenant's files (lifecycle)")
-	entries := fs.Int("entries", 1000000, "audit entries of the one tenant (audit)")
+	entries := fs.Int("entries", 1000000, "audit entries of the one tenant (audit); WORK entries of the big company (company, default 287000)")
 	pg := fs.String("postgres", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable", "PostgreSQL server (empty: SQLite only)")
 	duration := fs.Duration("duration", 5*time.Second, "how long to drive each load")
 	big := fs.Int64("big", 1<<30, "size of the large upload (files)")
@@ -127,6 +135,8 @@ func main() {
 	traced := fs.Bool("tracing", false, "load: the rows again with OpenTelemetry tracing on, every request sampled")
 	withTLS := fs.Bool("tls", false, "also GET over HTTPS, with HTTP/1.1 and with HTTP/2, beside plain HTTP (load)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (lists, peers: of their single GETs, to files with this prefix)")
+	companyUsers := fs.Int("users", 300, "users of the big company (company)")
+	samples := fs.Int("samples", 50, "varied requests of each question (company)")
 	_ = fs.Parse(os.Args[2:])
 	if *cpuProfile != "" && os.Args[1] != "lists" && os.Args[1] != "peers" {
 		stopProfile, err := startCPUProfile(*cpuProfile)
@@ -168,6 +178,14 @@ func main() {
 		err = runPolls(ctx, *pg, *duration)
 	case "audit":
 		err = runAudit(ctx, *pg, *entries, *keep)
+	case "company":
+		n := 287000
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "entries" {
+				n = *entries
+			}
+		})
+		err = runCompany(ctx, *pg, *companyUsers, n, *samples)
 	case "lifecycle":
 		n := 100000
 		fs.Visit(func(f *flag.Flag) {

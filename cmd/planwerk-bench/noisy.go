@@ -150,7 +150,7 @@ func noisyEngine(ctx context.Context, dsn string, n int) (noisyResult, error) {
 	noisy.Measure(ctx, srv.URL, victim, 50, limit)
 	r := noisyResult{engine: db.Engine()}
 	r.quiet = noisy.Measure(ctx, srv.URL, victim, n, limit)
-	attack, err := noisy.Start(srv.URL, attacker, noisy.Options{SlowReaders: 12, Populate: 2, Filters: 2, Writers: 2})
+	attack, err := noisy.Start(srv.URL, attacker, noisy.Options{SlowReaders: 12, Populate: 2, Filters: 2, Writers: 2, Reports: 4})
 	if err != nil {
 		return r, err
 	}

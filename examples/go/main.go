@@ -125,7 +125,9 @@ func run(ctx context.Context, base, tenant, user, password string) error {
 	}
 	fmt.Printf("settings: timerMode %s\n", sr.JSON200.TimerMode)
 
-	tr, err := c.CreateTaskWithResponse(ctx, nil, api.TaskCreate{"name": "Planning", "project": project})
+	// project is declared for tasks: a field; name is one of the
+	// attributes stored as sent.
+	tr, err := c.CreateTaskWithResponse(ctx, nil, api.TaskCreate{Project: &project, AdditionalProperties: map[string]any{"name": "Planning"}})
 	if err := check(tr, err); err != nil {
 		return fmt.Errorf("create task: %w", err)
 	}

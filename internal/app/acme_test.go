@@ -208,7 +208,8 @@ func (p *pebble) orders() int { return strings.Count(p.log.String(), "Added orde
 // and serves it; a second instance on the same database serves the same
 // certificate without asking the ACME server again, and the first answers
 // the challenge of a certificate the second orders. --http-addr
-// redirects everything else to HTTPS.
+// redirects everything else for the ACME domains to HTTPS, and refuses
+// other hosts.
 func TestACMESharedCertificate(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
@@ -322,6 +323,16 @@ func TestACMESharedCertificate(t *testing.T) {
 		_, port, _ := net.SplitHostPort(first.addr)
 		if want := fmt.Sprintf("https://%s:%s/v1/projects?limit=5", domain, port); resp.StatusCode != http.StatusPermanentRedirect || resp.Header.Get("Location") != want {
 			t.Errorf("plain HTTP: %d to %q, want 308 to %q", resp.StatusCode, resp.Header.Get("Location"), want)
+		}
+		// A host the service does not serve: refused, not redirected.
+		req.Host = "evil.example"
+		resp, err = noFollow.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Location") != "" {
+			t.Errorf("plain HTTP to another host: %d to %q, want 400", resp.StatusCode, resp.Header.Get("Location"))
 		}
 
 		// Neither the log nor anything else the instances wrote holds a key.

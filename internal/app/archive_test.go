@@ -106,7 +106,7 @@ func envOf(srv *testenv.Server) map[string]string {
 }
 
 // exportSummary is the line tenant export prints.
-var exportSummary = regexp.MustCompile(`^exported tenant \S+ to \S+: tenant 1, tenant_settings \d+, users \d+, records \d+, uploads \d+, api_clients \d+, webhooks \d+, audit_log \d+, files \d+ \(\d+ bytes\); \d+ bytes\n$`)
+var exportSummary = regexp.MustCompile(`^exported tenant \S+ to \S+: tenant 1, tenant_settings \d+, users \d+, records \d+, uploads \d+, api_clients \d+, webhooks \d+, audit_purges \d+, audit_log \d+, files \d+ \(\d+ bytes\); \d+ bytes\n$`)
 
 // exportTenant runs tenant export of slug on srv into a new file of dir.
 func exportTenant(t *testing.T, srv *testenv.Server, slug, dir string) string {
@@ -178,6 +178,15 @@ func TestTenantExportImport(t *testing.T) {
 			dst.Token(t, "acme2", a.memberEmail, memberPassword)
 			maxID := compareRecords(t, a.admin, admin)
 			checkSnapshot(t, admin)
+			// The time totals, which no archive carries, are the imported
+			// entries' sums.
+			for _, groupBy := range []string{"user", "project", "day"} {
+				path := "/v1/analytics/time-totals?from=2024-01-01&to=2028-12-31&groupBy=" + groupBy
+				want := a.admin.Object(t, http.MethodGet, path, nil, http.StatusOK)
+				if got := admin.Object(t, http.MethodGet, path, nil, http.StatusOK); !reflect.DeepEqual(got, want) || len(want["groups"].([]any)) == 0 {
+					t.Errorf("time totals by %s after the import: %v, want %v", groupBy, got, want)
+				}
+			}
 			if n := untagged(t, dst.Service.DB, "acme2"); n != 0 {
 				t.Errorf("%d imported records and users without a stored entity tag", n)
 			}
@@ -474,9 +483,9 @@ func TestTenantImportRefusals(t *testing.T) {
 				}
 				return data
 			}), "fresh", "member " + lastFile + ": size or SHA-256 differs"},
-			{"version 2", rewriteArchive(t, good, func(name string, data []byte) []byte {
-				return bytes.Replace(data, []byte(`"version":1`), []byte(`"version":2`), 1)
-			}), "fresh", "newer than this program reads: version 2"},
+			{"version 3", rewriteArchive(t, good, func(name string, data []byte) []byte {
+				return bytes.Replace(data, []byte(`"version":2`), []byte(`"version":3`), 1)
+			}), "fresh", "newer than this program reads: version 3"},
 			{"not an archive", []byte("name,amount\nlunch,12\n"), "fresh", "not a tenant archive"},
 			{"a tenant's own export", own.Bytes(), "fresh", "no password hashes and secrets"},
 		} {
@@ -489,18 +498,7 @@ func TestTenantImportRefusals(t *testing.T) {
 				if r.err == nil || !strings.Contains(r.err.Error(), c.want) {
 					t.Fatalf("import: %v (stdout %q), want an error saying %q", r.err, r.stdout, c.want)
 				}
-				if _, err := dst.Service.DB.TenantBySlug(ctx, "fresh"); !errors.Is(err, store.ErrNotFound) {
-					t.Errorf("after the failed import, tenant fresh: %v", err)
-				}
-				if n := len(listTenants(t, dst.Service.DB)); n != tenants {
-					t.Errorf("%d tenants after the failed import, %d before", n, tenants)
-				}
-				if got := storedFiles(t, dst.Config.Files); !reflect.DeepEqual(got, files) {
-					t.Errorf("files after the failed import: %v, before: %v", got, files)
-				}
-				if n := orphans(t, dst.Service.DB); n != 0 {
-					t.Errorf("%d rows of no tenant after the failed import", n)
-				}
+				nothingLeft(t, dst, "fresh", tenants, files)
 			})
 		}
 		in := filepath.Join(dir, "good")
@@ -514,6 +512,25 @@ func TestTenantImportRefusals(t *testing.T) {
 			t.Errorf("%d files after the import, want %d", got, len(files)+2)
 		}
 	})
+}
+
+// nothingLeft fails unless a failed import left nothing of tenant slug
+// on srv: no tenant in any state, as many tenants as before, the files
+// that were there, no row of no tenant.
+func nothingLeft(t *testing.T, srv *testenv.Server, slug string, tenants int, files []string) {
+	t.Helper()
+	if _, err := srv.Service.DB.TenantBySlug(context.Background(), slug); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("after the failed import, tenant %s: %v", slug, err)
+	}
+	if n := len(listTenants(t, srv.Service.DB)); n != tenants {
+		t.Errorf("%d tenants after the failed import, %d before", n, tenants)
+	}
+	if got := storedFiles(t, srv.Config.Files); !reflect.DeepEqual(got, files) {
+		t.Errorf("files after the failed import: %v, before: %v", got, files)
+	}
+	if n := orphans(t, srv.Service.DB); n != 0 {
+		t.Errorf("%d rows of no tenant after the failed import", n)
+	}
 }
 
 // listTenants lists the tenants of db, in every state.

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
 	"planwerk/internal/audit"
+	"planwerk/internal/flagfile"
 	"planwerk/internal/store"
+	"planwerk/internal/tenancy"
 )
 
 // verifyPage is how many entries one statement of audit verify reads: a
@@ -20,23 +23,32 @@ const verifyPage = 10000
 // runAuditVerify walks each tenant's audit chain (or one tenant's) and
 // prints, per tenant, how many entries verified. A chain that does not
 // verify is an error naming its tenant and the seq of the first entry
-// that fails; the other tenants are still walked and printed.
+// that fails; the other tenants are still walked and printed. With
+// --expect, the heads an earlier audit head printed must still be
+// reached.
 func runAuditVerify(ctx context.Context, args []string, stdio IO) error {
-	var slug string
+	var slug, expectFile string
 	db, _, err := adminDatabase(ctx, "audit verify", args, stdio, readOnly, nil, func(fs *flagSet) {
 		fs.StringVar(&slug, "tenant", "", "verify this tenant's chain only (slug; default: every tenant's)")
+		fs.StringVar(&expectFile, "expect", "", "a file of heads printed by audit head before: each tenant's chain must still reach them")
 	})
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	var expect map[string][]audit.Head
+	if expectFile != "" {
+		if expect, err = readHeads(expectFile); err != nil {
+			return err
+		}
+	}
 	tenants, err := verifyTenants(ctx, db, slug)
 	if err != nil {
 		return err
 	}
 	var broken []string
 	for _, t := range tenants {
-		n, err := verifyChain(ctx, db, t.ID)
+		n, err := verifyChain(ctx, db, t.ID, expect[t.Slug])
 		var b *audit.Broken
 		switch {
 		case errors.As(err, &b):
@@ -51,6 +63,61 @@ func runAuditVerify(ctx context.Context, args []string, stdio IO) error {
 		return errors.New(strings.Join(broken, "; "))
 	}
 	return nil
+}
+
+// runAuditHead prints each tenant's head (or one tenant's): the seq and
+// hash of its chain's last entry, a line "SLUG SEQ HASH" each, for an
+// auditor to keep where the operator cannot change it, and to give to
+// audit verify --expect later.
+func runAuditHead(ctx context.Context, args []string, stdio IO) error {
+	var slug string
+	db, _, err := adminDatabase(ctx, "audit head", args, stdio, readOnly, nil, func(fs *flagSet) {
+		fs.StringVar(&slug, "tenant", "", "print this tenant's head only (slug; default: every tenant's)")
+	})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	tenants, err := verifyTenants(ctx, db, slug)
+	if err != nil {
+		return err
+	}
+	for _, t := range tenants {
+		h, err := db.AuditHead(ctx, t.ID)
+		if err != nil {
+			return fmt.Errorf("tenant %s: %w", t.Slug, err)
+		}
+		fmt.Fprintf(stdio.Stdout, "%s %d %s\n", t.Slug, h.Seq, h.Hash)
+	}
+	return nil
+}
+
+// readHeads reads a file of heads as audit head prints them, by slug: a
+// line "SLUG SEQ HASH" each (several of one tenant are all checked);
+// blank lines and lines starting with # are left out.
+func readHeads(path string) (map[string][]audit.Head, error) {
+	raw, err := flagfile.Read(path, flagfile.Max)
+	if err != nil {
+		return nil, fmt.Errorf("--expect: %s: %w", path, err)
+	}
+	heads := map[string][]audit.Head{}
+	for i, line := range strings.Split(string(raw), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		var h audit.Head
+		if len(f) == 3 {
+			h.Seq, err = strconv.ParseInt(f[1], 10, 64)
+			h.Hash = f[2]
+		}
+		if len(f) != 3 || err != nil || h.Seq < 0 || !audit.IsHash(h.Hash) || !tenancy.ValidSlug(f[0]) {
+			return nil, fmt.Errorf("--expect: %s line %d: not \"SLUG SEQ HASH\" as audit head prints it", path, i+1)
+		}
+		heads[f[0]] = append(heads[f[0]], h)
+	}
+	return heads, nil
 }
 
 // verifyTenants are the tenants audit verify walks: the one of slug, or
@@ -74,58 +141,35 @@ func verifyTenants(ctx context.Context, db *store.DB, slug string) ([]store.Tena
 	return out, nil
 }
 
-// verifyChain verifies the tenant's chain from its oldest entry, a page
-// at a time, and returns how many entries verified, or the *audit.Broken
-// of the first that does not. Pages are read one statement each, so a
-// purge may remove entries while the walk goes on: ahead of it, that
-// would look like entries removed. When the chain breaks and the first
-// entry the walk read is gone, a purge ran; the walk then starts again
-// from the oldest entry left.
-func verifyChain(ctx context.Context, db *store.DB, tenantID int64) (int64, error) {
+// verifyChain verifies the tenant's chain from where it starts (its
+// first entry, or after the last one a purge removed), a page at a time,
+// and returns how many entries verified, or the *audit.Broken of the
+// first that does not. Pages are read one statement each, so a purge
+// may remove entries while the walk goes on: ahead of it, that would
+// look like entries removed. When the chain breaks and the chain's start
+// has moved meanwhile, a purge ran; the walk then starts again from the
+// new start.
+func verifyChain(ctx context.Context, db *store.DB, tenantID int64, expect []audit.Head) (int64, error) {
 	for {
-		v, first, err := walkChain(ctx, db, tenantID)
-		var b *audit.Broken
-		if !errors.As(err, &b) || first == 0 {
-			return v.Count(), err
-		}
-		oldest, err := oldestSeq(ctx, db, tenantID)
+		start, err := db.AuditStart(ctx, db.Reader(), tenantID)
 		if err != nil {
 			return 0, err
 		}
-		if oldest <= first {
+		v := audit.NewVerifier(start)
+		v.Expect(expect...)
+		_, err = audit.Walk(ctx, v, db.AuditPages(tenantID), verifyPage)
+		var b *audit.Broken
+		if !errors.As(err, &b) {
+			return v.Count(), err
+		}
+		now, serr := db.AuditStart(ctx, db.Reader(), tenantID)
+		if serr != nil {
+			return 0, serr
+		}
+		if now == start {
 			return v.Count(), b
 		}
 	}
-}
-
-// walkChain feeds the tenant's entries, oldest first, to a Verifier and
-// returns it, with the seq of the first entry read (0: none).
-func walkChain(ctx context.Context, db *store.DB, tenantID int64) (v *audit.Verifier, first int64, err error) {
-	v = &audit.Verifier{}
-	var after int64
-	for {
-		n := 0
-		err := db.AuditEntries(ctx, tenantID, store.AuditFilter{After: after, Limit: verifyPage}, func(e audit.Entry) error {
-			if n++; first == 0 {
-				first = e.Seq
-			}
-			after = e.Seq
-			return v.Next(e)
-		})
-		if err != nil || n < verifyPage {
-			return v, first, err
-		}
-	}
-}
-
-// oldestSeq is the seq of the tenant's oldest entry (0: none).
-func oldestSeq(ctx context.Context, db *store.DB, tenantID int64) (int64, error) {
-	var seq int64
-	err := db.AuditEntries(ctx, tenantID, store.AuditFilter{Limit: 1}, func(e audit.Entry) error {
-		seq = e.Seq
-		return nil
-	})
-	return seq, err
 }
 
 // purgeAudit deletes, tenant by tenant, the audit entries older than

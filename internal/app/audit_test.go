@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -203,9 +205,10 @@ func insertEntry(t *testing.T, db *store.DB, tenantID int64, e audit.Entry) {
 // TestAuditVerifyFindsTampering: an entry changed, removed, inserted or
 // moved in the database makes audit verify fail naming the tenant and
 // the seq of the first entry that does not verify; the other tenants
-// still verify. The newest entry removed is not found: nothing in the
-// database says how long the chain was (docs/decisions.md "Audit log
-// retention").
+// still verify. Entries removed from the start of a chain that no purge
+// cut are found; the newest entry removed is not: nothing in the
+// database says how long the chain was (audit verify --expect with a
+// head kept elsewhere does; TestAuditHead).
 func TestAuditVerifyFindsTampering(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
@@ -304,6 +307,15 @@ func TestAuditVerifyFindsTampering(t *testing.T) {
 				execSQL(t, db, `UPDATE audit_log SET seq = $2 WHERE tenant_id = $1 AND seq = -1`, c.id, c.k.Seq+1)
 				return c.k.Seq
 			}},
+			{"oldest-deleted", func(c chain) int64 {
+				// Without a purge: the chain must start at seq 1.
+				execSQL(t, db, `DELETE FROM audit_log WHERE tenant_id = $1 AND seq = 1`, c.id)
+				return 1
+			}},
+			{"oldest-three-deleted", func(c chain) int64 {
+				execSQL(t, db, `DELETE FROM audit_log WHERE tenant_id = $1 AND seq <= 3`, c.id)
+				return 1
+			}},
 			{"newest-deleted", func(c chain) int64 {
 				execSQL(t, db, `DELETE FROM audit_log WHERE tenant_id = $1 AND seq = $2`, c.id, c.last.Seq)
 				return 0
@@ -355,6 +367,103 @@ func TestAuditVerifyFindsTampering(t *testing.T) {
 		if !strings.Contains(r.stdout, fmt.Sprintf("tenant untouched: %d entries verified\n", counts["untouched"])) ||
 			!strings.Contains(r.stdout, fmt.Sprintf("tenant newest-deleted: %d entries verified\n", counts["newest-deleted"]-1)) {
 			t.Errorf("stdout:\n%s", r.stdout)
+		}
+	})
+}
+
+// TestAuditHead: audit head prints each tenant's last seq and hash (a
+// tenant without entries at seq 0), in slug order, or the one tenant
+// asked for; audit verify --expect with what it printed passes while the
+// chains only grow, and fails naming the tenant when the newest entries
+// were removed or an entry was changed and every later one re-hashed
+// (which verify without it cannot tell); a heads file that is not what
+// audit head prints, or larger than 1 MiB, is refused.
+func TestAuditHead(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		ctx := context.Background()
+		srv := testenv.Start(t, b)
+		db := srv.Service.DB
+		env := map[string]string{"PLANWERK_DATABASE": srv.Config.Database}
+		acme, beta := srv.CreateTenant(t, "acme"), srv.CreateTenant(t, "beta")
+		testenv.BareTenant(t, db, "empty")
+		auditWrites(t, srv.SignIn(t, acme))
+		auditWrites(t, srv.SignIn(t, beta))
+		headOf := func(tenantID int64) string {
+			es := storeEntries(t, db, tenantID)
+			return fmt.Sprintf("%d %s", es[len(es)-1].Seq, es[len(es)-1].Hash)
+		}
+		r := run(ctx, env, "", "audit", "head")
+		want := fmt.Sprintf("acme %s\nbeta %s\nempty 0 %s\n", headOf(acme.ID), headOf(beta.ID), audit.ZeroHash)
+		if r.err != nil || r.stdout != want {
+			t.Fatalf("audit head: %v\n%s\nwant:\n%s", r.err, r.stdout, want)
+		}
+		if r := run(ctx, env, "", "audit", "head", "--tenant", "beta"); r.err != nil || r.stdout != "beta "+headOf(beta.ID)+"\n" {
+			t.Fatalf("audit head --tenant beta: %v %q", r.err, r.stdout)
+		}
+		dir := t.TempDir()
+		heads := filepath.Join(dir, "heads")
+		if err := os.WriteFile(heads, []byte("# kept by the auditor\n"+r.stdout+"\n"+want), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		verify := func(tenant string) result {
+			return run(ctx, env, "", "audit", "verify", "--tenant", tenant, "--expect", heads)
+		}
+		auditWrites(t, srv.SignIn(t, acme)) // the chain grows beyond its head
+		for _, slug := range []string{"acme", "beta", "empty"} {
+			if r := verify(slug); r.err != nil {
+				t.Fatalf("%s: verify --expect of untouched chains: %v", slug, r.err)
+			}
+		}
+
+		// beta: its two newest entries removed.
+		es := storeEntries(t, db, beta.ID)
+		last := es[len(es)-1].Seq
+		execSQL(t, db, `DELETE FROM audit_log WHERE tenant_id = $1 AND seq >= $2`, beta.ID, last-1)
+		if r := run(ctx, env, "", "audit", "verify", "--tenant", "beta"); r.err != nil {
+			t.Fatalf("verify of beta without the heads: %v (nothing in the database tells)", r.err)
+		}
+		if r := verify("beta"); r.err == nil || !strings.HasPrefix(r.err.Error(), fmt.Sprintf("tenant beta: audit chain broken at seq %d: ", last-1)) {
+			t.Errorf("verify --expect of beta without its newest entries: %v", r.err)
+		}
+
+		// acme: an entry's reason changed, it and every later one
+		// re-hashed, as an operator with the database could.
+		es = storeEntries(t, db, acme.ID)
+		k := slices.IndexFunc(es, func(e audit.Entry) bool { return e.Reason != nil })
+		forged := "a reason of the operator's"
+		es[k].Reason = &forged
+		for i := k; i < len(es); i++ {
+			if err := audit.Link(es[i-1].Hash, &es[i]); err != nil {
+				t.Fatal(err)
+			}
+			execSQL(t, db, `UPDATE audit_log SET reason = $1, prev_hash = $2, hash = $3 WHERE tenant_id = $4 AND seq = $5`,
+				es[i].Reason, es[i].PrevHash, es[i].Hash, acme.ID, es[i].Seq)
+		}
+		if r := run(ctx, env, "", "audit", "verify", "--tenant", "acme"); r.err != nil {
+			t.Fatalf("verify of the re-hashed acme without the heads: %v (nothing in the database tells)", r.err)
+		}
+		headSeq, _, _ := strings.Cut(strings.TrimPrefix(strings.Split(want, "\n")[0], "acme "), " ")
+		if r := verify("acme"); r.err == nil || !strings.HasPrefix(r.err.Error(), "tenant acme: audit chain broken at seq "+headSeq+": ") {
+			t.Errorf("verify --expect of the re-hashed acme: %v", r.err)
+		}
+
+		// Heads files that are not what audit head prints.
+		for name, content := range map[string]string{
+			"fields":   "acme 12\n",
+			"seq":      "acme twelve " + audit.ZeroHash + "\n",
+			"hash":     "acme 12 " + strings.Repeat("G", 64) + "\n",
+			"slug":     "Not-A-Slug 12 " + audit.ZeroHash + "\n",
+			"too-long": strings.Repeat("# padding\n", 110000),
+		} {
+			path := filepath.Join(dir, name)
+			if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			r := run(ctx, env, "", "audit", "verify", "--expect", path)
+			if r.err == nil || !strings.Contains(r.err.Error(), "--expect") || r.stdout != "" {
+				t.Errorf("heads file %s: %v %q; want a refusal naming --expect", name, r.err, r.stdout)
+			}
 		}
 	})
 }

@@ -207,6 +207,33 @@ func TestCitusRouting(t *testing.T) {
 			t.Errorf("download: %q", got)
 		}
 		c.Object(t, http.MethodGet, "/v1/changes?limit=100", nil, http.StatusOK)
+		// A company's common questions: a user's day, week and month, a
+		// project's month by day, one day across the tenant, the totals
+		// of a month and a year, a month of a project approved at once.
+		q := func(where string, more ...string) string {
+			return "/v1/time-entries?" + strings.Join(append([]string{"where=" + url.QueryEscape(where)}, more...), "&")
+		}
+		me := fmt.Sprint(c.UserID)
+		for _, path := range []string{
+			q(`{"user":` + me + `,"day":"2026-03-02"}`),
+			fmt.Sprintf("/v1/time-entries?user=%s&day=2026-03-02", me),
+			q(`{"user":` + me + `,"day":{">=":"2026-03-02","<=":"2026-03-08"}}`),
+			q(`{"user":` + me + `,"day":{">=":"2026-03-01","<=":"2026-03-31"}}`),
+			q(fmt.Sprintf(`{"project":%d,"day":{">=":"2026-03-01","<=":"2026-03-31"}}`, project), "sort=day"),
+			q(`{"day":"2026-03-02"}`),
+			q(`{"day":{">=":"2026-01-01","<=":"2026-12-31"}}`, "limit=1"),
+		} {
+			c.List(t, path)
+		}
+		for _, groupBy := range []string{"", "user", "project", "day"} {
+			c.Object(t, http.MethodGet, "/v1/analytics/time-totals?from=2026-03-01&to=2026-03-31&groupBy="+groupBy, nil, http.StatusOK)
+			c.Object(t, http.MethodGet, "/v1/analytics/time-totals?from=2026-01-15&to=2026-12-31&groupBy="+groupBy, nil, http.StatusOK)
+		}
+		var month []testenv.M
+		for d := 9; d <= 13; d++ {
+			month = append(month, testenv.M{"project": project, "day": fmt.Sprintf("2026-03-%02d", d)})
+		}
+		c.Array(t, http.MethodPost, "/v1/approval/bulk-approve", testenv.M{"action": "approve", "items": month}, http.StatusOK)
 		c.Object(t, http.MethodDelete, fmt.Sprintf("/v1/time-entries/%d", testenv.ID(t, c.Create(t, "time-entries",
 			testenv.M{"project": project, "task": task, "day": "2026-03-03", "duration": 60, "sorting": 2}))), nil, http.StatusOK)
 	}
@@ -217,7 +244,7 @@ func TestCitusRouting(t *testing.T) {
 // requests stay single-shard: the service runs with statements over
 // several shards refused while its users sign in with their passwords,
 // read and write records, download their files, and its API client asks
-// for a token; its audit chain verifies.
+// for a token; its time totals are those it had; its audit chain verifies.
 func TestCitusImport(t *testing.T) {
 	dsn := testenv.CitusDSN(t)
 	ctx := context.Background()
@@ -242,6 +269,13 @@ func TestCitusImport(t *testing.T) {
 	id := testenv.ID(t, c.Create(t, "projects", testenv.M{"name": "After the move"}))
 	c.Get(t, "projects", id)
 	c.List(t, "/v1/time-entries?where="+url.QueryEscape(`{"day":{">=":"2026-01-01"}}`)+"&sort=-day")
+	// The import computed the tenant's time totals: its year sums as
+	// they did before the move.
+	const year = "/v1/analytics/time-totals?from=2026-01-01&to=2026-12-31"
+	before := src.SignIn(t, a.tenant).Object(t, http.MethodGet, year, nil, http.StatusOK)["totals"]
+	if after := c.Object(t, http.MethodGet, year, nil, http.StatusOK)["totals"]; fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("the year's time totals after the move: %v, want %v as before", after, before)
+	}
 	for upload, data := range a.files {
 		if got := c.Download(t, upload); string(got) != string(data) {
 			t.Errorf("file %d: %d bytes, want the %d imported", upload, len(got), len(data))

@@ -66,7 +66,7 @@ func TestJobMetrics(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		srv := testenv.Start(t, b)
 		m := scrapeMetrics(t, srv)
-		for _, job := range []string{"purge", "file-sweep", "webhook-dispatcher", "account-exports", "export-purge", "export-sweep"} {
+		for _, job := range []string{"purge", "file-sweep", "statistics", "webhook-dispatcher", "account-exports", "export-purge", "export-sweep"} {
 			if v, ok := sample(t, m, `planwerk_job_errors_total{job="`+job+`"}`); !ok || v != 0 {
 				t.Errorf("errors of job %s: %v (shown: %v), want 0", job, v, ok)
 			}
@@ -81,12 +81,12 @@ func TestJobMetrics(t *testing.T) {
 		waitSample(t, srv, `planwerk_job_running{job="account-exports"}`, isOne)
 
 		before := float64(time.Now().Unix())
-		for _, job := range []string{"purge", "file-sweep", "export-purge", "export-sweep"} {
+		for _, job := range []string{"purge", "file-sweep", "statistics", "export-purge", "export-sweep"} {
 			if !srv.Service.Jobs.Trigger(job) {
 				t.Fatalf("no job %s", job)
 			}
 		}
-		for _, job := range []string{"purge", "file-sweep", "export-purge", "export-sweep"} {
+		for _, job := range []string{"purge", "file-sweep", "statistics", "export-purge", "export-sweep"} {
 			m = waitSample(t, srv, `planwerk_job_last_run_timestamp_seconds{job="`+job+`"}`, func(v float64) bool { return v >= before })
 			if v, _ := sample(t, m, `planwerk_job_running{job="`+job+`"}`); v != 0 {
 				t.Errorf("%s still running after its run: %v", job, v)

@@ -41,6 +41,10 @@ func (d domains) rules() records.Rules {
 			Normalize:   timetrack.NormalizeEntry,
 			Check:       d.time.CheckEntry,
 			CheckDelete: d.time.CheckEntryDelete,
+			Stored:      timetrack.KeepTotals,
+		},
+		"tasks": {
+			Check: d.time.CheckTask,
 		},
 		"tags": {
 			Check:      skills.CheckTag,

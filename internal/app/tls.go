@@ -24,7 +24,10 @@ import (
 // and redirects the rest to HTTPS.
 type edge struct {
 	settings config.TLS
-	log      *slog.Logger
+	// baseDomain is the service's: the redirect answers it and its
+	// tenant hosts besides the ACME domains.
+	baseDomain string
+	log        *slog.Logger
 	// tls is the main listener's configuration; nil serves plain HTTP.
 	tls *tls.Config
 	// client and manager are ACME's, when certificates come by ACME; the
@@ -39,7 +42,7 @@ type edge struct {
 // look at.
 func prepareEdge(ctx context.Context, cfg config.Config, log *slog.Logger) (*edge, error) {
 	t := cfg.TLS
-	e := &edge{settings: t, log: log}
+	e := &edge{settings: t, baseDomain: cfg.BaseDomain, log: log}
 	switch {
 	case t.CertFile != "":
 		files, err := certs.LoadFiles(t.CertFile, t.KeyFile, log)
@@ -107,7 +110,7 @@ func (e *edge) plain(main net.Addr) (*http.Server, net.Listener, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	h := certs.Redirect(port)
+	h := certs.Redirect(port, e.baseDomain, e.settings.ACMEDomains)
 	if e.manager != nil {
 		h = certs.Challenge(e.manager, h)
 	}

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -11,12 +12,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"planwerk/internal/app"
+	"planwerk/internal/flagfile"
 	"planwerk/internal/testenv"
 )
 
@@ -70,7 +74,7 @@ func (s *serving) until(t *testing.T, what string, cond func() bool) {
 
 // TestServeHTTPSFromFiles: --tls-cert and --tls-key serve HTTPS with
 // HTTP/2; a replaced pair is served without a restart; --http-addr
-// redirects plain HTTP to HTTPS.
+// redirects plain HTTP for the service's hosts to HTTPS.
 func TestServeHTTPSFromFiles(t *testing.T) {
 	t.Parallel()
 	ca := testenv.NewCA(t)
@@ -80,7 +84,7 @@ func TestServeHTTPSFromFiles(t *testing.T) {
 	testenv.WriteFile(t, certFile, c)
 	testenv.WriteFile(t, keyFile, k)
 	plain := testenv.FreeAddr(t)
-	s := serveInProcess(t, "--tls-cert", certFile, "--tls-key", keyFile, "--http-addr", plain)
+	s := serveInProcess(t, "--tls-cert", certFile, "--tls-key", keyFile, "--http-addr", plain, "--base-domain", "planwerk.test")
 
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool(), ServerName: "a.planwerk.test"}, ForceAttemptHTTP2: true}
 	defer tr.CloseIdleConnections()
@@ -111,17 +115,31 @@ func TestServeHTTPSFromFiles(t *testing.T) {
 		}
 	}
 
-	// The plain-HTTP listener redirects to HTTPS on the main port.
+	// The plain-HTTP listener redirects the service's own hosts to HTTPS
+	// on the main port, and no other.
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: 30 * time.Second}
-	req, _ := http.NewRequest(http.MethodGet, "http://"+plain+"/v1/projects?limit=5", nil)
-	req.Host = "a.planwerk.test"
 	_, port, _ := net.SplitHostPort(s.addr)
-	if resp, err := noFollow.Do(req); err != nil {
-		t.Errorf("plain HTTP: %v", err)
-	} else {
+	for _, c := range []struct{ host, location string }{
+		{"acme.planwerk.test", "https://acme.planwerk.test:" + port + "/v1/projects?limit=5"},
+		{"planwerk.test:80", "https://planwerk.test:" + port + "/v1/projects?limit=5"},
+		{"evil.example", ""},
+		{"evil.example/.planwerk.test", ""},
+		{"planwerk.test.evil.example", ""},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+plain+"/v1/projects?limit=5", nil)
+		req.Host = c.host
+		resp, err := noFollow.Do(req)
+		if err != nil {
+			t.Errorf("plain HTTP to %s: %v", c.host, err)
+			continue
+		}
 		resp.Body.Close()
-		if want := "https://a.planwerk.test:" + port + "/v1/projects?limit=5"; resp.StatusCode != http.StatusPermanentRedirect || resp.Header.Get("Location") != want {
-			t.Errorf("plain HTTP: %d to %q, want 308 to %q", resp.StatusCode, resp.Header.Get("Location"), want)
+		want := http.StatusPermanentRedirect
+		if c.location == "" {
+			want = http.StatusBadRequest
+		}
+		if resp.StatusCode != want || resp.Header.Get("Location") != c.location {
+			t.Errorf("plain HTTP to %s: %d to %q, want %d to %q", c.host, resp.StatusCode, resp.Header.Get("Location"), want, c.location)
 		}
 	}
 
@@ -234,4 +252,113 @@ func TestServeTLSStartupErrors(t *testing.T) {
 	if !errors.Is(r.err, app.ErrUsage) || !strings.Contains(r.stderr, "--tls-key") {
 		t.Errorf("--tls-cert without --tls-key: %v, stderr %q", r.err, r.stderr)
 	}
+}
+
+// TestServeFileFlagsBounded: a file flag naming a file larger than 1 MiB,
+// or one that never ends (/dev/zero, a pipe whose writer goes on), ends
+// serve at once with an error naming the flag, before the database is
+// opened. The binary runs, watched: a serve that reads on is killed, and
+// fails the test, once its memory passes 256 MiB.
+func TestServeFileFlagsBounded(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	dir := t.TempDir()
+	bin := testenv.BuildBinary(t, dir)
+	ca := testenv.NewCA(t)
+	c, k := ca.Issue(t, "a.planwerk.test")
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		testenv.WriteFile(t, p, data)
+		return p
+	}
+	// Good files, padded past the limit: only their size is wrong.
+	pad := func(b []byte) []byte { return append(b, bytes.Repeat([]byte("\n"), flagfile.Max+1-len(b))...) }
+	cert, key := write("cert.pem", c), write("key.pem", k)
+	bigCert, bigKey, bigCA := write("big-cert.pem", pad(c)), write("big-key.pem", pad(k)), write("big-ca.pem", pad(ca.PEM()))
+	acme := func(caFile string) []string {
+		return []string{"--acme-domains", "a.planwerk.test", "--acme-directory", "https://" + testenv.FreeAddr(t) + "/directory",
+			"--http-addr", testenv.FreeAddr(t), "--acme-ca", caFile}
+	}
+	cases := []struct {
+		name string
+		args []string
+		flag string
+	}{
+		{"certificate endless", []string{"--tls-cert", "/dev/zero", "--tls-key", key}, "--tls-cert /dev/zero"},
+		{"certificate over 1 MiB", []string{"--tls-cert", bigCert, "--tls-key", key}, "--tls-cert " + bigCert},
+		{"certificate a pipe that goes on", []string{"--tls-cert", testenv.Pipe(t, -1), "--tls-key", key}, "--tls-cert "},
+		{"key endless", []string{"--tls-cert", cert, "--tls-key", "/dev/zero"}, "--tls-key /dev/zero"},
+		{"key over 1 MiB", []string{"--tls-cert", cert, "--tls-key", bigKey}, "--tls-key " + bigKey},
+		{"ACME CA endless", acme("/dev/zero"), "--acme-ca /dev/zero"},
+		{"ACME CA over 1 MiB", acme(bigCA), "--acme-ca " + bigCA},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			db := filepath.Join(t.TempDir(), "planwerk.db")
+			cmd := exec.Command(bin, append([]string{"serve", "--addr", testenv.FreeAddr(t), "--database", "sqlite:" + db,
+				"--files", filepath.Join(t.TempDir(), "files")}, c.args...)...)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			start := time.Now()
+			err := runWatched(t, cmd, 256<<20)
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+				t.Fatalf("serve: %v, want exit 1\nstderr: %s", err, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), c.flag) || !strings.Contains(stderr.String(), "larger than 1 MiB") {
+				t.Errorf("stderr %q does not say that %s is larger than 1 MiB", stderr.String(), c.flag)
+			}
+			if _, err := os.Stat(db); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the database was opened before the files were checked: %v", err)
+			}
+			t.Logf("refused in %v", time.Since(start).Round(time.Millisecond))
+		})
+	}
+}
+
+// runWatched runs cmd to its end, killing it and failing the test when
+// its resident memory passes limit bytes (a file read without bound) or
+// it has not ended within a minute.
+func runWatched(t *testing.T, cmd *exec.Cmd, limit int64) error {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	deadline := time.After(time.Minute)
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-deadline:
+			cmd.Process.Kill()
+			<-done
+			t.Fatal("serve has not ended within a minute")
+		case <-time.After(10 * time.Millisecond):
+			if rss := residentBytes(cmd.Process.Pid); rss > limit {
+				cmd.Process.Kill()
+				<-done
+				t.Fatalf("serve reads without bound: %d MiB resident", rss>>20)
+			}
+		}
+	}
+}
+
+// residentBytes is process pid's resident memory, 0 once it has gone.
+func residentBytes(pid int) int64 {
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }

@@ -20,6 +20,20 @@ import (
 // ZeroHash is the prevHash of a tenant's first entry.
 var ZeroHash = strings.Repeat("0", 64)
 
+// IsHash reports whether s has the form of an entry's hash: 64 lowercase
+// hex digits.
+func IsHash(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // Ways a change reaches the service: an API request or an operator's
 // command.
 const (

@@ -2,6 +2,7 @@ package audit_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -79,58 +80,82 @@ func TestHashRecomputed(t *testing.T) {
 
 // TestVerify: an intact chain verifies; an entry changed, removed or
 // inserted breaks it at that entry; a chain whose oldest entries were
-// purged verifies from the oldest kept one.
+// purged verifies from the start the purge kept, and from nowhere else;
+// heads kept before must still be reached.
 func TestVerify(t *testing.T) {
 	t.Parallel()
-	verify := func(entries []audit.Entry) (int64, error) {
-		var v audit.Verifier
-		for _, e := range entries {
-			if err := v.Next(e); err != nil {
-				return v.Count(), err
-			}
-		}
-		return v.Count(), nil
-	}
 	intact := chain(t, 10)
+	verify := func(start audit.Head, entries []audit.Entry, expect ...audit.Head) (int64, error) {
+		v := audit.NewVerifier(start)
+		v.Expect(expect...)
+		_, err := audit.Walk(context.Background(), v, pages(entries), 3)
+		return v.Count(), err
+	}
 	inserted := slices.Clone(intact)
 	forged := audit.Entry{Seq: 5, At: "2026-11-27T11:00:00Z", Actor: audit.Actor{Via: audit.ViaCLI}, Resource: "settings", Op: audit.OpUpdate}
 	_ = audit.Link(intact[3].Hash, &forged)
 	inserted = slices.Insert(inserted, 4, forged)
+	purged := audit.Head{Seq: 3, Hash: intact[2].Hash}
+	rehashed := func() []audit.Entry {
+		c := slices.Clone(intact)
+		c[6].Actor = audit.Actor{User: ptr(int64(1)), Via: audit.ViaAPI}
+		for i := 6; i < len(c); i++ {
+			_ = audit.Link(c[i-1].Hash, &c[i])
+		}
+		return c
+	}()
+	head := audit.Head{Seq: 10, Hash: intact[9].Hash}
 	cases := []struct {
 		name    string
+		start   audit.Head
 		entries []audit.Entry
+		expect  []audit.Head
 		brokeAt int64 // 0: verifies
 	}{
-		{"intact", intact, 0},
-		{"purged before seq 4", intact[3:], 0},
-		{"after changed", func() []audit.Entry {
+		{"intact", audit.Origin, intact, nil, 0},
+		{"empty", audit.Origin, nil, nil, 0},
+		{"purged before seq 4", purged, intact[3:], nil, 0},
+		{"everything but the newest purged", audit.Head{Seq: 9, Hash: intact[8].Hash}, intact[9:], nil, 0},
+		{"oldest removed without a purge", audit.Origin, intact[1:], nil, 1},
+		{"oldest three removed without a purge", audit.Origin, intact[3:], nil, 1},
+		{"removed beyond the purge", purged, intact[4:], nil, 4},
+		{"purge's hash is not the entry before", audit.Head{Seq: 3, Hash: intact[1].Hash}, intact[3:], nil, 4},
+		{"an entry left below the purge", purged, intact[2:], nil, 4},
+		{"after changed", audit.Origin, func() []audit.Entry {
 			c := slices.Clone(intact)
 			c[6].After = json.RawMessage(`{"id":17,"duration":60}`)
 			return c
-		}(), 7},
-		{"actor changed and rehashed", func() []audit.Entry {
+		}(), nil, 7},
+		{"actor changed and rehashed", audit.Origin, func() []audit.Entry {
 			c := slices.Clone(intact)
 			c[6].Actor = audit.Actor{User: ptr(int64(1)), Via: audit.ViaAPI}
 			_ = audit.Link(c[5].Hash, &c[6])
 			return c
-		}(), 8},
-		{"removed", slices.Delete(slices.Clone(intact), 2, 3), 3},
-		{"last removed and the rest renumbered", func() []audit.Entry {
+		}(), nil, 8},
+		{"removed", audit.Origin, slices.Delete(slices.Clone(intact), 2, 3), nil, 3},
+		{"last removed and the rest renumbered", audit.Origin, func() []audit.Entry {
 			c := slices.Delete(slices.Clone(intact), 2, 3)
 			for i := 2; i < len(c); i++ {
 				c[i].Seq--
 			}
 			return c
-		}(), 3},
-		{"inserted", inserted, 6},
-		{"first does not follow zero", func() []audit.Entry {
+		}(), nil, 3},
+		{"inserted", audit.Origin, inserted, nil, 6},
+		{"first does not follow zero", audit.Origin, func() []audit.Entry {
 			c := slices.Clone(intact)
 			c[0].PrevHash = strings.Repeat("1", 64)
 			return c
-		}(), 1},
+		}(), nil, 1},
+		{"the head kept is reached", audit.Origin, intact, []audit.Head{{Seq: 4, Hash: intact[3].Hash}, head}, 0},
+		{"newest removed, head kept", audit.Origin, intact[:8], []audit.Head{head}, 9},
+		{"newest removed, no head kept", audit.Origin, intact[:8], nil, 0},
+		{"rewritten and rehashed, head kept", audit.Origin, rehashed, []audit.Head{head}, 10},
+		{"rewritten and rehashed, no head kept", audit.Origin, rehashed, nil, 0},
+		{"the head kept was purged", purged, intact[3:], []audit.Head{{Seq: 2, Hash: strings.Repeat("9", 64)}}, 0},
+		{"the purge's own head differs from the head kept", purged, intact[3:], []audit.Head{{Seq: 3, Hash: intact[1].Hash}}, 3},
 	}
 	for _, c := range cases {
-		n, err := verify(c.entries)
+		n, err := verify(c.start, c.entries, c.expect...)
 		var broken *audit.Broken
 		switch {
 		case c.brokeAt == 0 && err != nil:
@@ -142,6 +167,24 @@ func TestVerify(t *testing.T) {
 		case c.brokeAt != 0 && broken.Seq != c.brokeAt:
 			t.Errorf("%s: broken at seq %d (%s), want %d", c.name, broken.Seq, broken.Reason, c.brokeAt)
 		}
+	}
+}
+
+// pages reads entries as a store's pages would: those after a seq, at
+// most limit.
+func pages(entries []audit.Entry) audit.Pages {
+	return func(_ context.Context, after int64, limit int, fn func(audit.Entry) error) error {
+		n := 0
+		for _, e := range entries {
+			if e.Seq <= after || n == limit {
+				continue
+			}
+			n++
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 }
 
@@ -192,6 +235,9 @@ func TestParseReason(t *testing.T) {
 		{"%FF", "", false, true},
 		{"%C3", "", false, true},
 		{"\xff", "", false, true},
+		{"%00", "", false, true},
+		{"Grund%00", "", false, true},
+		{"%2500", "%00", true, false},
 	}
 	for _, c := range cases {
 		got, ok, err := audit.ParseReason(c.header)

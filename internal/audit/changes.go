@@ -3,6 +3,7 @@ package audit
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"planwerk/internal/errs"
@@ -34,7 +35,7 @@ const MaxReason = 500
 
 // ParseReason reads a Change-Reason header: percent-decoded (a "%" that
 // starts no %XX sequence stays as it is), then valid UTF-8 of 1 to
-// MaxReason characters. An empty header is no reason (ok false).
+// MaxReason characters, without NUL. An empty header is no reason (ok false).
 func ParseReason(header string) (reason string, ok bool, err error) {
 	if header == "" {
 		return "", false, nil
@@ -43,6 +44,9 @@ func ParseReason(header string) (reason string, ok bool, err error) {
 	switch n := utf8.RuneCountInString(r); {
 	case !utf8.ValidString(r):
 		return "", false, errs.New(errs.Invalid, "invalid_reason", "Change-Reason: not valid UTF-8 once percent-decoded")
+	case strings.IndexByte(r, 0) >= 0:
+		// No engine keeps it alike: PostgreSQL's text cannot hold it.
+		return "", false, errs.New(errs.Invalid, "invalid_reason", "Change-Reason: holds NUL (%00) once percent-decoded")
 	case n > MaxReason:
 		return "", false, errs.New(errs.Invalid, "invalid_reason", "Change-Reason: more than 500 characters")
 	}

@@ -3,10 +3,10 @@ package auth
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 
+	"planwerk/internal/jsontext"
 	"planwerk/internal/store"
 )
 
@@ -59,7 +59,7 @@ const clientsResource = "api-clients"
 // rights (RevokeClientsCreatedBy) are noted too; the secret is in no
 // document a note holds.
 func (t *Tables) auditClient(ctx context.Context, q store.Querier, tenantID int64, op string, c APIClient) error {
-	doc, err := json.Marshal(c.View())
+	doc, err := jsontext.Marshal(c.View())
 	if err != nil {
 		return fmt.Errorf("api client %d: %w", c.ID, err)
 	}

@@ -7,12 +7,15 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"golang.org/x/crypto/acme"
 	"golang.org/x/crypto/acme/autocert"
+
+	"planwerk/internal/flagfile"
+	"planwerk/internal/tenancy"
 )
 
 // directoryTimeout bounds the look at the ACME directory at start-up.
@@ -29,7 +32,7 @@ func ACMEClient(directory, caFile string) (*acme.Client, error) {
 		if err != nil {
 			pool = x509.NewCertPool()
 		}
-		raw, err := os.ReadFile(caFile)
+		raw, err := flagfile.Read(caFile, flagfile.Max)
 		if err != nil {
 			return nil, &FileError{Part: PartCA, Path: caFile, Err: err}
 		}
@@ -111,25 +114,67 @@ func ServerConfig(getCertificate func(*tls.ClientHelloInfo) (*tls.Certificate, e
 	}
 }
 
-// Redirect answers every request with a permanent redirect (308: the
-// method and body are kept) to the same host, path and query over HTTPS,
-// on httpsPort unless that is HTTPS's own 443.
-func Redirect(httpsPort string) http.Handler {
+// Redirect answers a request for a host the service serves (baseDomain,
+// a tenant host SLUG.baseDomain, or one of names) with a permanent
+// redirect (308: the method and body are kept) to the same host, path and
+// query over HTTPS, on httpsPort unless that is HTTPS's own 443. Any
+// other Host, or none, is answered 400: the redirect never sends a client
+// to a host the client chose.
+func Redirect(httpsPort, baseDomain string, names []string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := r.Host
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-		if host == "" {
-			http.Error(w, "a request over plain HTTP needs a Host header to be redirected to HTTPS", http.StatusBadRequest)
+		host, ok := hostName(r.Host)
+		if !ok || !served(host, baseDomain, names) {
+			http.Error(w, "this host is not served here", http.StatusBadRequest)
 			return
 		}
 		if httpsPort != "" && httpsPort != "443" {
 			host = net.JoinHostPort(host, httpsPort)
-		} else if strings.Contains(host, ":") {
-			host = "[" + host + "]"
 		}
 		http.Redirect(w, r, "https://"+host+r.URL.RequestURI(), http.StatusPermanentRedirect)
 	})
+}
+
+// hostName returns the DNS name of a Host header: lower-cased, without
+// its port and a trailing dot. ok is false for anything but labels of
+// letters, digits and hyphens, so that an IP literal, user info, a path
+// or percent-encoding never passes for a name.
+func hostName(host string) (string, bool) {
+	if i := strings.LastIndexByte(host, ':'); i >= 0 {
+		if strings.Trim(host[i+1:], "0123456789") != "" {
+			return "", false
+		}
+		host = host[:i]
+	}
+	host = strings.TrimSuffix(host, ".")
+	if len(host) > 253 {
+		return "", false
+	}
+	b := []byte(host)
+	label := 0
+	for i, c := range b {
+		switch {
+		case c == '.' && label > 0:
+			label = 0
+			continue
+		case c >= 'A' && c <= 'Z':
+			b[i] = c + 'a' - 'A'
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-':
+		default:
+			return "", false
+		}
+		if label++; label > 63 {
+			return "", false
+		}
+	}
+	return string(b), label > 0
+}
+
+// served reports whether the lower-case name host is baseDomain, one of
+// its tenant hosts or one of names.
+func served(host, baseDomain string, names []string) bool {
+	if host == strings.ToLower(baseDomain) || slices.Contains(names, host) {
+		return true
+	}
+	_, ok := tenancy.SlugFromHost(host, baseDomain)
+	return ok
 }

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/crypto/acme/autocert"
 
 	"planwerk/internal/certs"
+	"planwerk/internal/flagfile"
 	"planwerk/internal/testenv"
 )
 
@@ -138,7 +139,8 @@ func FuzzParsePair(f *testing.F) {
 
 // TestFilesReload: a replaced pair is served from a handshake after the
 // recheck on; a broken replacement is logged and the pair before it is
-// served on; a missing file likewise.
+// served on; a missing file, one larger than the limit and one that
+// never ends likewise.
 func TestFilesReload(t *testing.T) {
 	t.Parallel()
 	ca := testenv.NewCA(t)
@@ -212,6 +214,35 @@ func TestFilesReload(t *testing.T) {
 	testenv.WriteFile(t, keyFile, dk)
 	testenv.WriteFile(t, certFile, d)
 	until("the pair after the broken ones is not served", func() bool { return served() == "d.planwerk.test" })
+
+	// A replacement larger than the limit (a good pair, padded): not read,
+	// d is served on, and the log says why.
+	e, ek := ca.Issue(t, "e.planwerk.test")
+	testenv.WriteFile(t, keyFile, ek)
+	testenv.WriteFile(t, certFile, append(e, bytes.Repeat([]byte{' '}, flagfile.Max+1-len(e))...))
+	until("the large file is not logged", func() bool {
+		served()
+		return strings.Contains(log.String(), "larger than 1 MiB")
+	})
+	if got := served(); got != "d.planwerk.test" {
+		t.Errorf("with the certificate file larger than 1 MiB: serves %s, want d.planwerk.test", got)
+	}
+	// A file that never ends in its place: d still.
+	link := filepath.Join(dir, "zero")
+	if err := os.Symlink("/dev/zero", link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(link, certFile); err != nil {
+		t.Fatal(err)
+	}
+	before := strings.Count(log.String(), "larger than 1 MiB")
+	until("the endless file is not logged", func() bool {
+		served()
+		return strings.Count(log.String(), "larger than 1 MiB") > before
+	})
+	if got := served(); got != "d.planwerk.test" {
+		t.Errorf("with the certificate file /dev/zero: serves %s, want d.planwerk.test", got)
+	}
 	if strings.Contains(log.String(), "PRIVATE KEY") {
 		t.Errorf("the log holds key material: %s", log.String())
 	}
@@ -261,29 +292,76 @@ func TestCache(t *testing.T) {
 	})
 }
 
+// TestRedirect: plain HTTP to a host the service serves (the base
+// domain, a tenant host, an ACME domain) is redirected to HTTPS on the
+// main port; any other Host, however it is dressed up, is answered 400
+// and sent nowhere.
 func TestRedirect(t *testing.T) {
 	t.Parallel()
+	const base = "planwerk.test"
+	names := []string{"app.example.com"}
 	cases := []struct {
 		port, method, host, target string
 		status                     int
 		location                   string
 	}{
-		{"443", "GET", "a.planwerk.test", "/v1/projects?limit=5", 308, "https://a.planwerk.test/v1/projects?limit=5"},
-		{"443", "GET", "a.planwerk.test:80", "/", 308, "https://a.planwerk.test/"},
-		{"8443", "GET", "a.planwerk.test:8080", "/readyz", 308, "https://a.planwerk.test:8443/readyz"},
-		{"8443", "POST", "a.planwerk.test", "/oauth2/token", 308, "https://a.planwerk.test:8443/oauth2/token"},
-		{"443", "GET", "[::1]:80", "/x", 308, "https://[::1]/x"},
-		{"8443", "GET", "[::1]", "/x", 308, "https://[::1]:8443/x"},
+		{"443", "GET", "acme.planwerk.test", "/v1/projects?limit=5", 308, "https://acme.planwerk.test/v1/projects?limit=5"},
+		{"443", "GET", "acme.planwerk.test:80", "/", 308, "https://acme.planwerk.test/"},
+		{"8443", "GET", "acme.planwerk.test:8080", "/readyz", 308, "https://acme.planwerk.test:8443/readyz"},
+		{"8443", "POST", "acme.planwerk.test", "/oauth2/token", 308, "https://acme.planwerk.test:8443/oauth2/token"},
+		{"443", "GET", "planwerk.test", "/app/", 308, "https://planwerk.test/app/"},
+		{"443", "GET", "app.example.com", "/x", 308, "https://app.example.com/x"},
+		{"8443", "GET", "APP.Example.COM:80", "/x", 308, "https://app.example.com:8443/x"},
+		{"443", "GET", "Acme.PlanWerk.Test", "/x", 308, "https://acme.planwerk.test/x"},
+		{"443", "GET", "acme.planwerk.test.", "/x", 308, "https://acme.planwerk.test/x"},
+		{"443", "GET", "acme.planwerk.test.:80", "/x", 308, "https://acme.planwerk.test/x"},
+		{"443", "GET", "acme.planwerk.test", "//evil.example/x", 308, "https://acme.planwerk.test//evil.example/x"},
+		// Not served: the host the client chose is never redirected to.
 		{"443", "GET", "", "/x", 400, ""},
+		{"443", "GET", "evil.example", "/x", 400, ""},
+		{"443", "GET", "evil.example:80", "/x", 400, ""},
+		{"443", "GET", "evil.example/.planwerk.test", "/x", 400, ""},
+		{"443", "GET", "evil.example/acme.planwerk.test", "/x", 400, ""},
+		{"443", "GET", "evil.example?.planwerk.test", "/x", 400, ""},
+		{"443", "GET", "evil.example#.planwerk.test", "/x", 400, ""},
+		{"443", "GET", "evil.example\\.planwerk.test", "/x", 400, ""},
+		{"443", "GET", "planwerk.test.evil.example", "/x", 400, ""},
+		{"443", "GET", "acme.planwerk.test.evil.example", "/x", 400, ""},
+		{"443", "GET", "app.example.com.evil.example", "/x", 400, ""},
+		{"443", "GET", "evilplanwerk.test", "/x", 400, ""},
+		{"443", "GET", "x.acme.planwerk.test", "/x", 400, ""},
+		{"443", "GET", "a.planwerk.test", "/x", 400, ""}, // a slug has 2 characters at least
+		{"443", "GET", "acme.planwerk.test@evil.example", "/x", 400, ""},
+		{"443", "GET", "x.planwerk.test@evil", "/x", 400, ""},
+		{"443", "GET", "evil.example@acme.planwerk.test", "/x", 400, ""},
+		{"443", "GET", "acme.planwerk.test..", "/x", 400, ""},
+		{"443", "GET", ".planwerk.test", "/x", 400, ""},
+		{"443", "GET", "acme..planwerk.test", "/x", 400, ""},
+		{"443", "GET", ".", "/x", 400, ""},
+		{"443", "GET", "acme%2eplanwerk.test", "/x", 400, ""},
+		{"443", "GET", "evil.example%2f.planwerk.test", "/x", 400, ""},
+		{"443", "GET", "acme.planwerk.test%00", "/x", 400, ""},
+		{"443", "GET", "acme.planwerk.test:https", "/x", 400, ""},
+		{"443", "GET", "acme.planwerk.test:80:80", "/x", 400, ""},
+		{"443", "GET", "[::1]:80", "/x", 400, ""},
+		{"8443", "GET", "[::1]", "/x", 400, ""},
+		{"443", "GET", "[acme.planwerk.test]", "/x", 400, ""},
+		{"443", "GET", "127.0.0.1", "/x", 400, ""},
+		{"443", "GET", "acıme.planwerk.test", "/x", 400, ""}, // a dotless i, not ASCII
+		{"443", "GET", "acme.planwerk.test evil.example", "/x", 400, ""},
+		{"443", "GET", strings.Repeat("a", 64) + ".planwerk.test", "/x", 400, ""},
 	}
 	for _, c := range cases {
 		req := httptest.NewRequest(c.method, "http://placeholder"+c.target, nil)
 		req.Host = c.host
 		w := httptest.NewRecorder()
-		certs.Redirect(c.port).ServeHTTP(w, req)
+		certs.Redirect(c.port, base, names).ServeHTTP(w, req)
 		if w.Code != c.status || w.Header().Get("Location") != c.location {
-			t.Errorf("%s %s%s to port %s: %d %q, want %d %q", c.method, c.host, c.target, c.port, w.Code, w.Header().Get("Location"), c.status, c.location)
+			t.Errorf("%s %q%s to port %s: %d %q, want %d %q", c.method, c.host, c.target, c.port, w.Code, w.Header().Get("Location"), c.status, c.location)
+		}
+		if body := w.Body.String(); c.status == 400 && (!strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") || len(body) > 100 || strings.Contains(body, "evil")) {
+			t.Errorf("%q: the refusal is %q %q, want a short plain message", c.host, w.Header().Get("Content-Type"), body)
 		}
 	}
-	var _ http.Handler = certs.Redirect("443")
+	var _ http.Handler = certs.Redirect("443", base, nil)
 }

@@ -20,6 +20,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"planwerk/internal/flagfile"
 )
 
 // Recheck is how often the files are looked at again: the first
@@ -165,11 +167,11 @@ func (f *Files) logLoaded(msg string, cert *tls.Certificate) {
 // LoadPair reads a PEM certificate chain and its PEM private key and
 // checks that they belong together.
 func LoadPair(certFile, keyFile string) (*tls.Certificate, error) {
-	certPEM, err := os.ReadFile(certFile)
+	certPEM, err := flagfile.Read(certFile, flagfile.Max)
 	if err != nil {
 		return nil, &FileError{Part: PartCert, Path: certFile, Err: err}
 	}
-	keyPEM, err := os.ReadFile(keyFile)
+	keyPEM, err := flagfile.Read(keyFile, flagfile.Max)
 	if err != nil {
 		return nil, &FileError{Part: PartKey, Path: keyFile, Err: err}
 	}

@@ -4,11 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	"planwerk/internal/jsontext"
 	"planwerk/internal/store"
 )
 
@@ -193,7 +193,7 @@ func (t *Tables) EraseUploads(ctx context.Context, tenantID int64, ids []int64) 
 
 // changeDoc is an upload as the change feed shows it.
 func changeDoc(u any) []byte {
-	b, _ := json.Marshal(u)
+	b, _ := jsontext.Marshal(u)
 	return b
 }
 

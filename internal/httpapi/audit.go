@@ -18,9 +18,11 @@ import (
 	"time"
 
 	"planwerk/internal/audit"
+	"planwerk/internal/auth"
 	"planwerk/internal/errs"
 	"planwerk/internal/query"
 	"planwerk/internal/resource"
+	"planwerk/internal/sheet"
 	"planwerk/internal/spool"
 	"planwerk/internal/store"
 )
@@ -125,7 +127,10 @@ func (s *Server) auditLog(w http.ResponseWriter, r *http.Request) error {
 // history answers GET /v1/NAME/{id}/history: the record's entries, oldest
 // first, to a caller that get lets read it. An admin also gets them once
 // the record is gone, while it has any; every other refusal of get is
-// the answer, as GET of the record answers it.
+// the answer, as GET of the record answers it. Anyone else sees only the
+// entries whose every state (before, after) they could read then, as the
+// change feed shows them only the changes to records they may read: a
+// document moved to a member shows them nothing of what it was before.
 func (s *Server) history(resource string, get func(req *http.Request, id int64) error) handlerFunc {
 	return func(w http.ResponseWriter, req *http.Request) error {
 		id, err := pathID(req)
@@ -140,7 +145,11 @@ func (s *Server) history(resource string, get func(req *http.Request, id int64) 
 			}
 			gone = true
 		}
-		p := s.readAudit(req.Context(), caller.TenantID, store.AuditFilter{Resource: resource, Record: &id}, jsonEntries())
+		encode := jsonEntries()
+		if !caller.IsAdmin {
+			encode = s.seenEntries(req.Context(), caller, encode)
+		}
+		p := s.readAudit(req.Context(), caller.TenantID, store.AuditFilter{Resource: resource, Record: &id}, encode)
 		defer p.Close()
 		long, err := p.sp.Long()
 		if err != nil {
@@ -154,6 +163,23 @@ func (s *Server) history(resource string, get func(req *http.Request, id int64) 
 		}
 		s.streamAudit(w, req, p, jsonContentType, `{"entries":[`, ",", func() string { return "]}\n" })
 		return nil
+	}
+}
+
+// seenEntries is encode for the entries whose every state the caller may
+// read (records.Service.Visible, as GET decides); nil for the others,
+// which the page leaves out.
+func (s *Server) seenEntries(ctx context.Context, caller auth.Principal, encode func(audit.Entry) ([]byte, error)) func(audit.Entry) ([]byte, error) {
+	return func(e audit.Entry) ([]byte, error) {
+		for _, state := range []json.RawMessage{e.Before, e.After} {
+			if len(state) == 0 || string(state) == "null" {
+				continue
+			}
+			if ok, err := s.records.Visible(ctx, caller, e.Resource, state); err != nil || !ok {
+				return nil, err
+			}
+		}
+		return encode(e)
 	}
 }
 
@@ -171,7 +197,7 @@ type auditPage struct {
 }
 
 // readAudit starts reading the entries f selects into a spool, each
-// encoded by encode. Close the page when done.
+// encoded by encode (nil: left out). Close the page when done.
 func (s *Server) readAudit(ctx context.Context, tenantID int64, f store.AuditFilter, encode func(audit.Entry) ([]byte, error)) *auditPage {
 	// Long pages spill to the system's temporary folder (TMPDIR).
 	readCtx, stop := context.WithCancel(ctx)
@@ -188,7 +214,7 @@ func (s *Server) readAudit(ctx context.Context, tenantID int64, f store.AuditFil
 		}()
 		err = s.db.AuditEntries(readCtx, tenantID, f, func(e audit.Entry) error {
 			b, err := encode(e)
-			if err != nil {
+			if err != nil || b == nil {
 				return err
 			}
 			if err := p.sp.Add(b); err != nil {
@@ -274,7 +300,8 @@ func jsonEntries() func(audit.Entry) ([]byte, error) {
 // csvEntries returns an encoder of entries as rows of the CSV answer
 // (RFC 4180: CRLF line ends), in the columns of auditCSVColumns: actor,
 // changed, before and after as JSON text (null for none), requestId,
-// reason and record empty when null. Its result is valid until its next
+// reason and record empty when null; text that would start a formula
+// with a leading "'" (sheet.Text). Its result is valid until its next
 // call.
 func csvEntries() func(audit.Entry) ([]byte, error) {
 	var buf bytes.Buffer
@@ -290,13 +317,16 @@ func csvEntries() func(audit.Entry) ([]byte, error) {
 		if changed == nil {
 			changed = []string{}
 		}
-		row[0], row[1], row[2] = strconv.FormatInt(e.Seq, 10), e.At, string(actor)
-		row[3], row[4], row[5] = optText(e.RequestID), optText(e.Reason), e.Resource
-		row[6], row[7], row[8] = "", e.Op, string(audit.AppendStrings(nil, changed))
+		// Every text cell through sheet.Text (the reason is the
+		// client's); seq and record are numbers.
+		row[0], row[1], row[2] = strconv.FormatInt(e.Seq, 10), sheet.Text(e.At), sheet.Text(string(actor))
+		row[3], row[4], row[5] = sheet.Text(optText(e.RequestID)), sheet.Text(optText(e.Reason)), sheet.Text(e.Resource)
+		row[6], row[7], row[8] = "", sheet.Text(e.Op), sheet.Text(string(audit.AppendStrings(nil, changed)))
 		if e.Record != nil {
 			row[6] = strconv.FormatInt(*e.Record, 10)
 		}
-		row[9], row[10], row[11], row[12] = jsonText(e.Before), jsonText(e.After), e.PrevHash, e.Hash
+		row[9], row[10] = sheet.Text(jsonText(e.Before)), sheet.Text(jsonText(e.After))
+		row[11], row[12] = sheet.Text(e.PrevHash), sheet.Text(e.Hash)
 		buf.Reset()
 		if err := cw.Write(row); err != nil {
 			return nil, err

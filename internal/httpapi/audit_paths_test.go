@@ -521,6 +521,8 @@ func TestAuditWritePaths(t *testing.T) {
 					{"not UTF-8 once decoded", "Grund %FF"},
 					{"a sequence cut short", "Grund %C3"},
 					{"an encoded surrogate", "%ED%A0%80"},
+					{"NUL once decoded", "%00"},
+					{"NUL inside", "Grund%00mehr"},
 				} {
 					t.Run(c.name, func(t *testing.T) {
 						for _, q := range []auditReq{

@@ -375,6 +375,45 @@ func TestAuditLogCSV(t *testing.T) {
 	})
 }
 
+// TestAuditLogCSVFormulas: a member's Change-Reason that a spreadsheet
+// would run as a formula (=, +, -, @, a tab, a carriage return first) is
+// a text cell with a leading "'" in the admin's CSV, and as sent in the
+// JSON; a reason that starts no formula is as sent in both.
+func TestAuditLogCSVFormulas(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		srv := testenv.Start(t, b)
+		admin := srv.SignIn(t, srv.CreateTenant(t, "formulas"))
+		member := admin.Member(t, "member@formulas.test")
+		// A tab and a carriage return percent-encoded: a header value
+		// cannot begin with the one nor hold the other.
+		reasons := []string{`=HYPERLINK("https://evil.example","open")`, "+1+1", "-2+3", "@SUM(A1:A9)", "%09=1", "%0D=1", "a=b"}
+		for _, reason := range reasons {
+			member.With("Change-Reason", reason).Create(t, "expenses", M{"amount": 1})
+		}
+		rows, _ := auditCSV(t, admin, "/v1/audit-log?resource=expenses", "text/csv")
+		entries, _ := auditGet(t, admin, "/v1/audit-log?resource=expenses")
+		if len(rows) != len(reasons)+1 || len(entries) != len(reasons) {
+			t.Fatalf("%d rows and %d entries for %d writes", len(rows)-1, len(entries), len(reasons))
+		}
+		for i, reason := range reasons {
+			sent := strings.NewReplacer("%09", "\t", "%0D", "\r").Replace(reason)
+			// Rows end with CRLF (RFC 4180), and a lone CR in a cell
+			// is left out (encoding/csv): the cell begins with "'".
+			want := strings.ReplaceAll("'"+sent, "\r", "")
+			if reason == "a=b" {
+				want = sent
+			}
+			if got := rows[i+1][4]; got != want {
+				t.Errorf("reason %q: CSV cell %q, want %q", reason, got, want)
+			}
+			if got := entries[i].Reason; got == nil || *got != sent {
+				t.Errorf("reason %q: JSON %v, want it as sent", reason, got)
+			}
+		}
+	})
+}
+
 // auditCSV GETs path with the Accept header, which must answer 200; a CSV
 // answer is parsed with encoding/csv.
 func auditCSV(t *testing.T, c *testenv.Client, path, accept string) ([][]string, http.Header) {
@@ -450,6 +489,65 @@ func jsonValue(t *testing.T, e auditEntry) map[string]any {
 	var m map[string]any
 	testenv.DecodeInto(t, raw, &m)
 	return m
+}
+
+// TestAuditHistoryAsSeen: a member reads only the states of a record that
+// they could read at the time: a document about another user that is
+// then moved to the member shows the member nothing of what it was (its
+// create, its changes, the move itself), only what followed; one hidden
+// from the member for a while shows the entries of before and after,
+// not those of the time between; the admin reads every entry.
+func TestAuditHistoryAsSeen(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		srv := testenv.Start(t, b)
+		admin := srv.SignIn(t, srv.CreateTenant(t, "seen"))
+		member := admin.Member(t, "member@seen.test")
+		other := admin.Member(t, "other@seen.test")
+		patch := func(id int64, body M) {
+			admin.Object(t, http.MethodPatch, fmt.Sprintf("/v1/documents/%d", id), body, http.StatusOK)
+		}
+		history := func(c *testenv.Client, id int64) []string {
+			entries, _ := auditGet(t, c, fmt.Sprintf("/v1/documents/%d/history", id))
+			var names []string
+			for _, e := range entries {
+				var after struct{ Name string }
+				_ = json.Unmarshal(e.After, &after)
+				names = append(names, e.Op+" "+after.Name)
+				for _, state := range []json.RawMessage{e.Before, e.After} {
+					if c == member && bytes.Contains(state, []byte("secret")) {
+						t.Errorf("the member reads a state of the document from before it was theirs: %s", state)
+					}
+				}
+			}
+			return names
+		}
+		moved := testenv.ID(t, admin.Create(t, "documents", M{"model": "user", "record": other.UserID, "category": 3,
+			"visibleToUser": true, "name": "secret diagnosis"}))
+		patch(moved, M{"name": "secret diagnosis, confirmed"})
+		patch(moved, M{"record": member.UserID, "name": "contract"})
+		patch(moved, M{"name": "contract, signed"})
+		if got, want := history(member, moved), []string{"update contract, signed"}; !slices.Equal(got, want) {
+			t.Errorf("the member's history of the document moved to them: %q, want %q", got, want)
+		}
+		if got := history(admin, moved); len(got) != 4 {
+			t.Errorf("the admin's history of it: %q, want all 4 entries", got)
+		}
+
+		hidden := testenv.ID(t, admin.Create(t, "documents", M{"model": "user", "record": member.UserID, "category": 1,
+			"visibleToUser": true, "name": "offer"}))
+		patch(hidden, M{"visibleToUser": false, "name": "offer, secret terms"})
+		patch(hidden, M{"name": "offer, more secret terms"})
+		member.Fail(t, http.MethodGet, fmt.Sprintf("/v1/documents/%d/history", hidden), nil, http.StatusNotFound, "not_found")
+		patch(hidden, M{"visibleToUser": true, "name": "offer, final"})
+		patch(hidden, M{"name": "offer, signed"})
+		if got, want := history(member, hidden), []string{"create offer", "update offer, signed"}; !slices.Equal(got, want) {
+			t.Errorf("the member's history of the document hidden for a while: %q, want %q", got, want)
+		}
+		if got := history(admin, hidden); len(got) != 5 {
+			t.Errorf("the admin's history of it: %q, want all 5 entries", got)
+		}
+	})
 }
 
 // TestAuditHistory: GET /v1/NAME/{id}/history shows the record's entries

@@ -187,9 +187,18 @@ func TestDatabaseFaults(t *testing.T) {
 		c.RequestTimeout = 2 * time.Second
 	})
 	c := srv.SignIn(t, srv.CreateTenant(t, "acme"))
+	project := testenv.ID(t, c.Create(t, "projects", testenv.M{"name": "Timed"}))
+	task := testenv.ID(t, c.Create(t, "tasks", testenv.M{"name": "Timed", "project": project}))
 	n := atomic.Int64{}
 	l := startLoad(t, 3, func(l *load) outcome {
-		switch i := n.Add(1); i % 5 {
+		switch i := n.Add(1); i % 7 {
+		case 5: // a time entry moves the time totals in its transaction
+			o, _ := l.send("time entry", c, http.MethodPost, "/v1/time-entries",
+				testenv.M{"project": project, "task": task, "day": "2026-03-02", "duration": 60, "sorting": i})
+			return o
+		case 6:
+			o, _ := l.send("time totals", c, http.MethodGet, "/v1/analytics/time-totals?from=2026-01-01&to=2026-12-31&groupBy=user", nil)
+			return o
 		case 0:
 			o, raw := l.send("create", c, http.MethodPost, "/v1/projects", testenv.M{"name": fmt.Sprintf("p%d", i)})
 			if o.status == http.StatusCreated {

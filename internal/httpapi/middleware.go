@@ -8,8 +8,10 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -228,6 +230,9 @@ func newRequestID() string {
 // answer is written: a burst of one tenant waits behind itself.
 func (s *Server) withTenant(next http.Handler) http.Handler {
 	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		if err := checkQuery(r.URL.RawQuery); err != nil {
+			return err
+		}
 		t, err := s.tenants.Resolve(r)
 		if err != nil {
 			return err
@@ -240,6 +245,42 @@ func (s *Server) withTenant(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 		return nil
 	})
+}
+
+// checkQuery refuses a query string that does not decode, or whose
+// names or values, once decoded, are not UTF-8 text without NUL: no
+// parameter Planwerk reads can be such text, and PostgreSQL refuses it
+// as a statement's text (which was a 500 where a parameter reached one).
+// A query without any escape (or semicolon, which no query may hold) is
+// only scanned.
+func checkQuery(raw string) error {
+	if raw == "" || (!strings.ContainsAny(raw, "%;") && cleanText(raw)) {
+		return nil
+	}
+	q, err := parseQuery(raw)
+	if err != nil {
+		return err
+	}
+	for name, values := range q {
+		if !cleanText(name) {
+			return invalidParameter(strings.ToValidUTF8(name, "\uFFFD"))
+		}
+		for _, v := range values {
+			if !cleanText(v) {
+				return invalidParameter(name)
+			}
+		}
+	}
+	return nil
+}
+
+// cleanText reports whether s is UTF-8 text without NUL.
+func cleanText(s string) bool { return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 }
+
+func invalidParameter(name string) error {
+	return &errs.Error{Kind: errs.Invalid, Code: "invalid_query",
+		Message:  "the query parameter " + strconv.Quote(name) + " is not UTF-8 text without NUL characters once percent-decoded",
+		Problems: []errs.Problem{{Field: name, Message: "is not UTF-8 text without NUL characters"}}}
 }
 
 // enterTenant makes the request's waits count against tenant t and takes

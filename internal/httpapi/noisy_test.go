@@ -14,7 +14,8 @@ import (
 
 // TestNoisyNeighbour: while one tenant's member runs slow readers of a
 // big list, expands references of big records, runs the most expensive
-// filters allowed and writes, another tenant's lists, reads, writes and
+// filters allowed, sums its year's time by user and writes, another
+// tenant's lists, reads, writes and
 // /readyz answer as usual: every one succeeds, and their 99th percentile
 // stays within a small multiple of the same run's quiet one.
 func TestNoisyNeighbour(t *testing.T) {
@@ -31,7 +32,7 @@ func TestNoisyNeighbour(t *testing.T) {
 		const n, limit = 100, 30 * time.Second
 		noisy.Measure(ctx, srv.URL, victim, 20, limit) // warm caches and connections
 		quiet := noisy.Measure(ctx, srv.URL, victim, n, limit)
-		attack, err := noisy.Start(srv.URL, attacker, noisy.Options{SlowReaders: 10, Populate: 2, Filters: 2, Writers: 2})
+		attack, err := noisy.Start(srv.URL, attacker, noisy.Options{SlowReaders: 10, Populate: 2, Filters: 2, Writers: 2, Reports: 4})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
 	"planwerk/internal/auth"
@@ -166,7 +168,38 @@ func parseOAuthForm(r *http.Request) error {
 		}
 		return oauthFail(http.StatusBadRequest, "invalid_request", "the form body cannot be parsed")
 	}
+	for name, values := range r.PostForm {
+		for _, v := range values {
+			if !cleanText(name) || !cleanText(v) {
+				return uncleanField(name)
+			}
+		}
+	}
+	if u, p, ok := r.BasicAuth(); ok {
+		id, ierr := url.QueryUnescape(u)
+		secret, serr := url.QueryUnescape(p)
+		if ierr == nil && serr == nil && (!cleanText(id) || !cleanText(secret)) {
+			return invalidClient()
+		}
+	}
 	return nil
+}
+
+// uncleanField is the refusal of a form field that is not UTF-8 text
+// without NUL (no credential can be such text, and PostgreSQL refuses it
+// as a statement's text): a wrong credential where it is one, else a
+// malformed request.
+func uncleanField(name string) error {
+	switch name {
+	case "client_id", "client_secret":
+		return invalidClient()
+	case "username", "password":
+		return oauthFail(http.StatusBadRequest, "invalid_grant", "wrong e-mail address or password")
+	case "refresh_token":
+		return oauthFail(http.StatusBadRequest, "invalid_grant", "the refresh token is unknown, expired or already used")
+	}
+	return oauthFail(http.StatusBadRequest, "invalid_request",
+		"the form field "+strconv.Quote(strings.ToValidUTF8(name, "\uFFFD"))+" is not UTF-8 text without NUL characters")
 }
 
 // oauthTenant resolves the request's tenant and takes its turn among the

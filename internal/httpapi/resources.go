@@ -66,6 +66,9 @@ func (s *Server) list(r *resource.Resource) handlerFunc {
 			return err
 		}
 		defer listing.Close()
+		if next := listing.Next(); next != "" {
+			w.Header().Set("Link", "<"+s.baseURL(req)+nextPage(req.URL, next)+`>; rel="next"`)
+		}
 		// The records are spooled: what follows waits only on the client,
 		// and on look-ups of referenced records, each with a deadline of
 		// its own.
@@ -73,6 +76,30 @@ func (s *Server) list(r *resource.Resource) handlerFunc {
 			return listing.Each(infoFrom(req.Context()).base, s.cfg.RequestTimeout, emit)
 		})
 	}
+}
+
+// nextPage is the request continued after a cursor: its path and its
+// query in the order given, with after= the cursor instead of its own and
+// without skip, which the cursor has taken into account.
+func nextPage(u *url.URL, cursor string) string {
+	var b strings.Builder
+	b.WriteString(u.EscapedPath())
+	b.WriteByte('?')
+	for part := range strings.SplitSeq(u.RawQuery, "&") {
+		k, v, _ := strings.Cut(part, "=")
+		key, err1 := url.QueryUnescape(k)
+		value, err2 := url.QueryUnescape(v)
+		if err1 != nil || err2 != nil || key == "" || key == "skip" || key == "after" {
+			continue
+		}
+		b.WriteString(url.QueryEscape(key))
+		b.WriteByte('=')
+		b.WriteString(url.QueryEscape(value))
+		b.WriteByte('&')
+	}
+	b.WriteString("after=")
+	b.WriteString(cursor)
+	return b.String()
 }
 
 // maxQueryBytes caps list query strings.

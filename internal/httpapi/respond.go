@@ -2,11 +2,11 @@ package httpapi
 
 import (
 	"bytes"
-	"encoding/json"
 	"net/http"
 	"strconv"
 
 	"planwerk/internal/etag"
+	"planwerk/internal/jsontext"
 	"planwerk/internal/store"
 )
 
@@ -14,7 +14,7 @@ import (
 // failure can still become a clean 500.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(v); err != nil {
+	if err := jsontext.NewEncoder(&buf).Encode(v); err != nil {
 		status = http.StatusInternalServerError
 		buf.Reset()
 		buf.WriteString(`{"code":"internal_error","message":"internal server error"}` + "\n")
@@ -62,7 +62,7 @@ var newline = []byte{'\n'}
 
 // writeRecordJSON is writeRecord for a value encoded here.
 func writeRecordJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
-	b, err := json.Marshal(v)
+	b, err := jsontext.Marshal(v)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"code": "internal_error", "message": "internal server error"})
 		return

@@ -34,8 +34,8 @@ const (
 	lease = time.Minute
 	// renewEvery is how often a running request renews its lease.
 	renewEvery = lease / 3
-	// cleanup bounds storing or releasing a key after the request, whose
-	// own context may have ended.
+	// cleanup bounds storing or releasing a key after a request without
+	// a deadline (afterAnswer).
 	cleanup = 10 * time.Second
 	// maxKeptAnswer is the largest answer body kept for replay; a request
 	// with a larger answer releases its key.
@@ -154,15 +154,15 @@ func validKey(k string) bool {
 // says to retry, an answer too large, or a request whose body broke off.
 // A panic (an aborted answer included) releases the key on its way up.
 func (s *Service) runKeyed(w http.ResponseWriter, r *http.Request, next http.Handler, k Key, holder []byte, fp *fingerprint) {
-	// The work after the answer must not end with the request's context:
-	// an answer the client did not wait for is the one to keep.
-	after := context.WithoutCancel(r.Context())
-	stop := s.holdKey(after, k, holder)
+	// The work around the answer must not end with the request's
+	// cancellation: an answer the client did not wait for is the one to
+	// keep.
+	stop := s.holdKey(context.WithoutCancel(r.Context()), k, holder)
 	done := false
 	defer func() {
 		stop()
 		if !done {
-			s.releaseKey(after, k, holder)
+			s.releaseKey(r.Context(), k, holder)
 		}
 	}()
 	rec := &recorder{ResponseWriter: w}
@@ -174,11 +174,11 @@ func (s *Service) runKeyed(w http.ResponseWriter, r *http.Request, next http.Han
 	stop()
 	done = true
 	if !keepAnswer(rec, fp.err != nil) {
-		s.releaseKey(after, k, holder)
+		s.releaseKey(r.Context(), k, holder)
 		return
 	}
 	a := Answer{Fingerprint: fp.sum(), Status: rec.status, Header: rec.header, Body: rec.body.Bytes()}
-	ctx, cancel := context.WithTimeout(after, cleanup)
+	ctx, cancel := afterAnswer(r.Context())
 	defer cancel()
 	ok, err := s.keys.Finish(ctx, k, holder, a)
 	switch {
@@ -188,6 +188,31 @@ func (s *Service) runKeyed(w http.ResponseWriter, r *http.Request, next http.Han
 		s.log.WarnContext(r.Context(), "store idempotent answer", "request_id", s.cfg.RequestID(r.Context()), "err", err)
 	case !ok:
 		s.log.WarnContext(r.Context(), "idempotency key taken over while its request ran", "request_id", s.cfg.RequestID(r.Context()))
+	}
+}
+
+// answerGrace is how long past its request's deadline storing a keyed
+// request's answer or releasing its key may go on: less than the second
+// by which the request must be answered, however slow the database.
+const answerGrace = 500 * time.Millisecond
+
+// afterAnswer is the context of storing a keyed request's answer or
+// releasing its key, once the answer is made (ctx is the request's). It
+// does not end with the request's cancellation, but answerGrace after
+// its deadline, so that a database that does not answer holds the
+// request no longer (the key then stays running until its lease ends,
+// as when its instance dies); a request that streamed past its deadline
+// (an upload) has answerGrace from now. Without a deadline: cleanup.
+func afterAnswer(ctx context.Context) (context.Context, context.CancelFunc) {
+	after := context.WithoutCancel(ctx)
+	d, ok := ctx.Deadline()
+	switch now := time.Now(); {
+	case !ok:
+		return context.WithTimeout(after, cleanup)
+	case d.Add(answerGrace).After(now):
+		return context.WithDeadline(after, d.Add(answerGrace))
+	default:
+		return context.WithDeadline(after, now.Add(answerGrace))
 	}
 }
 
@@ -210,8 +235,10 @@ func keepAnswer(rec *recorder, broken bool) bool {
 }
 
 // holdKey renews the lease of the running request on k until the
-// returned function is called (once or more).
+// returned function is called (once or more); that call ends a renewal
+// under way rather than waiting for a database that does not answer.
 func (s *Service) holdKey(ctx context.Context, k Key, holder []byte) func() {
+	ctx, cancelRenewal := context.WithCancel(ctx)
 	quit := make(chan struct{})
 	stopped := make(chan struct{})
 	go func() {
@@ -227,6 +254,9 @@ func (s *Service) holdKey(ctx context.Context, k Key, holder []byte) func() {
 			rctx, cancel := context.WithTimeout(ctx, renewEvery)
 			ok, err := s.keys.Renew(rctx, k, holder, time.Now().Add(lease))
 			cancel()
+			if ctx.Err() != nil {
+				return // stopped: the request is over
+			}
 			if err != nil {
 				s.log.WarnContext(ctx, "renew idempotency key", "request_id", s.cfg.RequestID(ctx), "err", err)
 			} else if !ok {
@@ -238,6 +268,7 @@ func (s *Service) holdKey(ctx context.Context, k Key, holder []byte) func() {
 	return func() {
 		once.Do(func() {
 			close(quit)
+			cancelRenewal()
 			<-stopped
 		})
 	}
@@ -245,7 +276,7 @@ func (s *Service) holdKey(ctx context.Context, k Key, holder []byte) func() {
 
 // releaseKey frees k for the next request.
 func (s *Service) releaseKey(ctx context.Context, k Key, holder []byte) {
-	ctx, cancel := context.WithTimeout(ctx, cleanup)
+	ctx, cancel := afterAnswer(ctx)
 	defer cancel()
 	if _, err := s.keys.Release(ctx, k, holder); err != nil {
 		// The key stays running until its lease runs out.

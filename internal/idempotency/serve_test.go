@@ -29,6 +29,9 @@ type memKeys struct {
 	claimLost int
 	// finishLost makes Finish find the key taken over.
 	finishLost bool
+	// stuck makes Finish and Release wait until their context ends, as
+	// a database that does not answer does.
+	stuck bool
 }
 
 type memKey struct {
@@ -89,7 +92,10 @@ func (m *memKeys) Renew(_ context.Context, k idempotency.Key, holder []byte, _ t
 	return ok, nil
 }
 
-func (m *memKeys) Finish(_ context.Context, k idempotency.Key, holder []byte, a idempotency.Answer) (bool, error) {
+func (m *memKeys) Finish(ctx context.Context, k idempotency.Key, holder []byte, a idempotency.Answer) (bool, error) {
+	if err := m.wait(ctx); err != nil {
+		return false, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.note("finish")
@@ -101,7 +107,10 @@ func (m *memKeys) Finish(_ context.Context, k idempotency.Key, holder []byte, a 
 	return true, nil
 }
 
-func (m *memKeys) Release(_ context.Context, k idempotency.Key, holder []byte) (bool, error) {
+func (m *memKeys) Release(ctx context.Context, k idempotency.Key, holder []byte) (bool, error) {
+	if err := m.wait(ctx); err != nil {
+		return false, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.note("release")
@@ -110,6 +119,18 @@ func (m *memKeys) Release(_ context.Context, k idempotency.Key, holder []byte) (
 	}
 	delete(m.keys, k)
 	return true, nil
+}
+
+// wait waits for ctx to end when the store is stuck.
+func (m *memKeys) wait(ctx context.Context) error {
+	m.mu.Lock()
+	stuck := m.stuck
+	m.mu.Unlock()
+	if !stuck {
+		return nil
+	}
+	<-ctx.Done()
+	return ctx.Err()
 }
 
 // took returns the calls made since the last look and forgets them.
@@ -344,5 +365,29 @@ func TestServeTakenOver(t *testing.T) {
 	}
 	if e, err := keys.Entry(context.Background(), idempotency.Key{TenantID: 1, UserID: 1, Name: "k"}, time.Now()); err != nil || !e.Running {
 		t.Errorf("the key after its answer was not stored: %+v %v, want it still running", e, err)
+	}
+}
+
+// TestServeWithinTheDeadline: when the store does not answer, keeping
+// the answer or releasing the key ends within a second of the request's
+// deadline, so that the request is answered by then: a success (kept)
+// and a failure (released) alike.
+func TestServeWithinTheDeadline(t *testing.T) {
+	t.Parallel()
+	for _, status := range []int{http.StatusCreated, http.StatusServiceUnavailable} {
+		keys := newMemKeys()
+		s := idempotency.New(keys, idempotency.Config{}, slog.New(slog.DiscardHandler))
+		keys.stuck = true
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		deadline, _ := ctx.Deadline()
+		r := request(`{}`, fmt.Sprint("k", status)).WithContext(ctx)
+		w, err := serve(s, r, &app{status: status}, nil)
+		cancel()
+		if late := time.Since(deadline); late > time.Second {
+			t.Errorf("answer %d: done %s after the request's deadline, more than a second", status, late)
+		}
+		if err != nil || w.Code != status {
+			t.Errorf("answer %d: %d %v", status, w.Code, err)
+		}
 	}
 }

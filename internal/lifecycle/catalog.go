@@ -3,6 +3,9 @@ package lifecycle
 import (
 	"maps"
 	"slices"
+
+	"planwerk/internal/auth"
+	"planwerk/internal/webhooks"
 )
 
 // The archive's catalog: every table that holds a tenant's rows is either
@@ -33,6 +36,12 @@ type column struct {
 	// id: a record id the tenant drew (or one an entry names), which the
 	// ids drawn after an import must exceed.
 	id bool
+	// ref: an id that names a row (a user, a record), which the service
+	// draws as it draws id: in 1 … maxID, never beyond.
+	ref bool
+	// check refuses a value the service could not have written, beyond
+	// its kind (nil: any of the kind); it sees non-null values only.
+	check func(v any) error
 }
 
 // table is a table whose rows of the tenant the archive carries, as the
@@ -53,6 +62,11 @@ type table struct {
 	// column etag), which the archive leaves out and an import computes
 	// from the doc, so that the imported rows' reads hash nothing.
 	tagged bool
+	// most is the most rows of a tenant the service keeps (0: no cap).
+	most int64
+	// since is the format version whose archives first hold the table's
+	// member (0: every version).
+	since int
 }
 
 // fixedColumn is a column an import sets to a value of its own.
@@ -67,8 +81,8 @@ type fixedColumn struct {
 var tenantTable = table{
 	name: "tenant",
 	columns: []column{
-		{name: "slug", kind: kindText}, {name: "name", kind: kindText}, {name: "storage_bytes", kind: kindInt},
-		{name: "created_at", kind: kindText}, {name: "updated_at", kind: kindText},
+		{name: "slug", kind: kindText}, {name: "name", kind: kindText}, {name: "storage_bytes", kind: kindInt, check: notNegative},
+		{name: "created_at", kind: kindText, check: timestamp}, {name: "updated_at", kind: kindText, check: timestamp},
 	},
 	skipped: map[string]string{"id": "the database the tenant is imported into gives it an id of its own"},
 }
@@ -86,7 +100,7 @@ const etagSkipped = "the tag of doc's content, stored to spare reads its hash: a
 var tables = []table{
 	{
 		name:    "tenant_settings",
-		columns: []column{{name: "timer_mode", kind: kindText}, {name: "use_worktime", kind: kindBool}},
+		columns: []column{{name: "timer_mode", kind: kindText, check: oneOf("DURATION", "START_TIME_END_TIME")}, {name: "use_worktime", kind: kindBool}},
 		key:     "tenant_id",
 	},
 	{
@@ -94,7 +108,7 @@ var tables = []table{
 		columns: []column{
 			{name: "id", kind: kindInt, id: true}, {name: "email", kind: kindText}, {name: "email_key", kind: kindText},
 			{name: "password_hash", kind: kindText, secret: true}, {name: "is_admin", kind: kindBool}, {name: "is_owner", kind: kindBool},
-			{name: "doc", kind: kindDoc}, {name: "created_at", kind: kindText}, {name: "updated_at", kind: kindText},
+			{name: "doc", kind: kindDoc}, {name: "created_at", kind: kindText, check: timestamp}, {name: "updated_at", kind: kindText, check: timestamp},
 		},
 		key:     "id",
 		skipped: map[string]string{"doc_text": "PostgreSQL generates it from doc", "etag": etagSkipped},
@@ -104,7 +118,7 @@ var tables = []table{
 		name: "records",
 		columns: []column{
 			{name: "id", kind: kindInt, id: true}, {name: "resource", kind: kindText}, {name: "doc", kind: kindDoc},
-			{name: "created_at", kind: kindText}, {name: "updated_at", kind: kindText},
+			{name: "created_at", kind: kindText, check: timestamp}, {name: "updated_at", kind: kindText, check: timestamp},
 		},
 		key:     "id",
 		skipped: map[string]string{"doc_text": "PostgreSQL generates it from doc", "etag": etagSkipped},
@@ -113,9 +127,9 @@ var tables = []table{
 	{
 		name: "uploads",
 		columns: []column{
-			{name: "id", kind: kindInt, id: true}, {name: "model", kind: kindText}, {name: "record", kind: kindInt},
-			{name: "filename", kind: kindText}, {name: "content_type", kind: kindText}, {name: "size", kind: kindInt},
-			{name: "created_at", kind: kindText},
+			{name: "id", kind: kindInt, id: true}, {name: "model", kind: kindText, check: oneOf("document", "expense")}, {name: "record", kind: kindInt, ref: true},
+			{name: "filename", kind: kindText}, {name: "content_type", kind: kindText}, {name: "size", kind: kindInt, check: notNegative},
+			{name: "created_at", kind: kindText, check: timestamp},
 		},
 		key: "id",
 		skipped: map[string]string{"storage_key": "the file is the member files/ID; an import stores it under a key " +
@@ -125,16 +139,17 @@ var tables = []table{
 		name: "api_clients",
 		columns: []column{
 			{name: "id", kind: kindInt, id: true}, {name: "client_id", kind: kindText}, {name: "secret_hash", kind: kindBlob, secret: true},
-			{name: "name", kind: kindText}, {name: "user_id", kind: kindInt}, {name: "scope", kind: kindText},
-			{name: "created_at", kind: kindText}, {name: "created_by", kind: kindInt},
+			{name: "name", kind: kindText}, {name: "user_id", kind: kindInt, ref: true}, {name: "scope", kind: kindText, check: oneOf("read", "read write")},
+			{name: "created_at", kind: kindText, check: timestamp}, {name: "created_by", kind: kindInt, ref: true},
 		},
-		key: "id",
+		key:  "id",
+		most: auth.MaxClients,
 	},
 	{
 		name: "webhooks",
 		columns: []column{
-			{name: "id", kind: kindInt, id: true}, {name: "url", kind: kindText}, {name: "resources", kind: kindText},
-			{name: "secret", kind: kindText, secret: true}, {name: "enabled", kind: kindBool}, {name: "created_at", kind: kindText},
+			{name: "id", kind: kindInt, id: true}, {name: "url", kind: kindText, check: webURL}, {name: "resources", kind: kindText, check: jsonStrings},
+			{name: "secret", kind: kindText, secret: true}, {name: "enabled", kind: kindBool}, {name: "created_at", kind: kindText, check: timestamp},
 		},
 		key: "id",
 		skipped: map[string]string{
@@ -145,16 +160,26 @@ var tables = []table{
 			"lease_holder":  "held by an instance of the source",
 		},
 		fixed: []fixedColumn{{name: "position", value: int64(0)}},
+		most:  webhooks.MaxWebhooks,
+	},
+	{
+		// Before the audit log, whose first entry must follow it.
+		name:    "audit_purges",
+		columns: []column{{name: "seq", kind: kindInt, ref: true}, {name: "hash", kind: kindText, check: auditHash}},
+		key:     "tenant_id",
+		most:    1,
+		since:   2,
 	},
 	{
 		name: "audit_log",
 		columns: []column{
-			{name: "seq", kind: kindInt}, {name: "at", kind: kindText}, {name: "actor_user", kind: kindInt},
-			{name: "actor_client", kind: kindInt}, {name: "via", kind: kindText}, {name: "request_id", kind: kindText},
+			{name: "seq", kind: kindInt, ref: true}, {name: "at", kind: kindText, check: timestamp}, {name: "actor_user", kind: kindInt, ref: true},
+			{name: "actor_client", kind: kindInt, ref: true}, {name: "via", kind: kindText, check: oneOf("api", "cli")}, {name: "request_id", kind: kindText},
 			{name: "reason", kind: kindText}, {name: "resource", kind: kindText}, {name: "record_id", kind: kindInt, id: true},
-			{name: "op", kind: kindText}, {name: "changed", kind: kindText}, {name: "after", kind: kindText},
-			{name: "before", kind: kindText}, {name: "before_seq", kind: kindInt}, {name: "prev_hash", kind: kindText},
-			{name: "hash", kind: kindText},
+			{name: "op", kind: kindText, check: oneOf("create", "update", "delete")}, {name: "changed", kind: kindText, check: jsonStrings},
+			{name: "after", kind: kindText, check: jsonObject}, {name: "before", kind: kindText, check: jsonObject},
+			{name: "before_seq", kind: kindInt, ref: true}, {name: "prev_hash", kind: kindText, check: auditHash},
+			{name: "hash", kind: kindText, check: auditHash},
 		},
 		key: "seq",
 	},
@@ -179,6 +204,7 @@ var skippedTables = map[string]skippedTable{
 	"tenant_states":      {reason: "an import makes its tenant importing, then active"},
 	"locks":              {engine: "postgres", reason: "rows that serialise transactions, made again when needed"},
 	"account_exports":    {reason: "the source's exports of its data, whose archives stay with the source"},
+	"time_totals":        {reason: "sums of the time entries, which an import computes from them"},
 }
 
 // tableByName finds an exported table.

@@ -153,6 +153,9 @@ func (x *exporter) table(ctx context.Context, q store.Querier, t table) (region,
 		if line, err = appendRow(line[:0], t.columns, vals, &x.maxID); err != nil {
 			return region{}, fmt.Errorf("row %d: %w", rw.lines+1, err)
 		}
+		if len(line) > maxLine+1 {
+			return region{}, fmt.Errorf("row %d: %d bytes, more than an import reads (%d MiB)", rw.lines+1, len(line)-1, maxLine>>20)
+		}
 		if _, err := rw.Write(line); err != nil {
 			return region{}, fmt.Errorf("spool: %w", err)
 		}

@@ -8,7 +8,9 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -21,9 +23,12 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"planwerk/internal/audit"
 	"planwerk/internal/etag"
 	"planwerk/internal/filestore"
+	"planwerk/internal/resource"
 	"planwerk/internal/store"
+	"planwerk/internal/tally"
 	"planwerk/internal/tenancy"
 )
 
@@ -31,6 +36,10 @@ import (
 type ImportOptions struct {
 	// Slug is the new tenant's ("": the archive's).
 	Slug string
+	// Resources are the resources whose records the records member may
+	// hold (nil: every resource of the registry that keeps its records
+	// in the records table).
+	Resources []string
 	// TempDir holds the manifest while the members are read ("": the
 	// system's temporary folder).
 	TempDir string
@@ -38,8 +47,14 @@ type ImportOptions struct {
 
 // Bounds of an import.
 const (
-	// maxLine is the longest row a table's member may hold.
-	maxLine = 64 << 20
+	// maxLine is the longest row a table's member may hold: a row is
+	// held in memory a few times over while it is read and checked, and
+	// an import grows the heap by less than 64 MiB whatever the archive.
+	// An export refuses a longer row, so that every archive imports.
+	maxLine = 8 << 20
+	// maxManifest bounds the manifest, which waits in a temporary file:
+	// its entries are a few dozen bytes a file.
+	maxManifest = 1 << 30
 	// batchRows and batchBytes bound the rows of one transaction, so that
 	// the other tenants' writes wait for none for long.
 	batchRows  = 500
@@ -52,6 +67,12 @@ const (
 	maxWindow = 32 << 20
 	// eraseWithin bounds the erasure of a failed import that was stopped.
 	eraseWithin = 10 * time.Minute
+	// verifyPage is how many audit entries one read of the chain's
+	// verification takes.
+	verifyPage = 10000
+	// analyzeAfter is how many rows an import adds to a table before the
+	// table's statistics are renewed, before the tenant is served.
+	analyzeAfter = 1000
 )
 
 // Import creates a tenant from the archive r reads, in db and files, all
@@ -72,7 +93,7 @@ func Import(ctx context.Context, db Database, files filestore.Store, r io.Reader
 	}
 	defer zr.Close()
 	src := &archiveReader{r: zr}
-	im := &importer{db: db, files: files, tr: tar.NewReader(src), sum: Summary{Rows: map[string]int64{}}}
+	im := &importer{db: db, files: files, tr: tar.NewReader(src), sum: Summary{Rows: map[string]int64{}}, resources: storedResources(opts.Resources)}
 	mr, closeManifest, err := im.manifest(opts.TempDir)
 	if err != nil {
 		return Summary{}, err
@@ -81,6 +102,7 @@ func Import(ctx context.Context, db Database, files filestore.Store, r io.Reader
 	// From here on the input is an archive: what cannot be read of it is
 	// damage.
 	src.archive = true
+	im.version = mr.Header.Version
 	if !mr.Header.Secrets {
 		return Summary{}, fmt.Errorf("%w (it is a tenant's own export): only an operator's export can be imported", ErrNoSecrets)
 	}
@@ -130,6 +152,10 @@ type importer struct {
 	keyNonce string
 	lastFile int64
 	sum      Summary
+	// version is the archive's format; resources are the names the
+	// records member may hold.
+	version   int
+	resources map[string]bool
 }
 
 // manifest reads the archive's first member, which must be the manifest,
@@ -142,6 +168,9 @@ func (im *importer) manifest(dir string) (*manifestReader, func(), error) {
 	}
 	if hdr.Name != manifestName || hdr.Typeflag != tar.TypeReg {
 		return nil, nil, fmt.Errorf("%w: its first member is %q, not %s", ErrNotArchive, hdr.Name, manifestName)
+	}
+	if hdr.Size > maxManifest {
+		return nil, nil, fmt.Errorf("%w: manifest.json of %d bytes, more than this program reads (%d)", ErrNotArchive, hdr.Size, int64(maxManifest))
 	}
 	f, err := os.CreateTemp(dir, ".planwerk-import-*")
 	if err != nil {
@@ -190,7 +219,12 @@ func (im *importer) clearSlug(ctx context.Context) error {
 // the manifest: the tables' in the catalog's order, then the files in the
 // order of their uploads, then the end of both.
 func (im *importer) members(ctx context.Context, mr *manifestReader, rest io.Reader) error {
-	order := append([]string{tenantTable.name}, tableNames()...)
+	order := []string{tenantTable.name}
+	for _, t := range tables {
+		if t.since <= im.version {
+			order = append(order, t.name)
+		}
+	}
 	for i := 0; ; i++ {
 		hdr, err := im.tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -253,10 +287,16 @@ func (im *importer) open(m Member) (*checked, io.Reader) {
 	}))
 }
 
+// sound reports whether what was read of the member is what the
+// manifest says of it: its size and SHA-256.
+func (c *checked) sound() bool {
+	return c.n == c.m.Size && hex.EncodeToString(c.h.Sum(nil)) == c.m.SHA256
+}
+
 // verify checks what was read of the member against the manifest: its
 // size, SHA-256 and rows.
 func (c *checked) verify(rows int64) error {
-	if c.n != c.m.Size || hex.EncodeToString(c.h.Sum(nil)) != c.m.SHA256 {
+	if !c.sound() {
 		return fmt.Errorf("%w: member %q does not have the size and SHA-256 the manifest gives", ErrDamaged, c.m.Name)
 	}
 	if c.m.Rows != nil && *c.m.Rows != rows {
@@ -273,19 +313,22 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 // creates the tenant, importing.
 func (im *importer) tenant(ctx context.Context, m Member) error {
 	c, r := im.open(m)
-	raw, err := io.ReadAll(io.LimitReader(r, maxLine))
+	raw, err := io.ReadAll(io.LimitReader(r, maxLine+1))
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrDamaged, m.Name, err)
+	}
+	if len(raw) > maxLine {
+		return c.refused(r, fmt.Errorf("%s: a row longer than %d MiB", m.Name, maxLine>>20))
 	}
 	if err := c.verify(int64(bytes.Count(raw, []byte("\n")))); err != nil {
 		return err
 	}
 	vals, doc, err := parseRow(bytes.TrimSuffix(raw, []byte("\n")), tenantTable.columns, []string{tenantLastID}, new(int64))
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrDamaged, m.Name, err)
+		return fmt.Errorf("%w: %s: %v", ErrRefused, m.Name, err)
 	}
-	if im.lastID, err = strconv.ParseInt(string(doc[tenantLastID]), 10, 64); err != nil {
-		return fmt.Errorf("%w: %s: last_id: %v", ErrDamaged, m.Name, err)
+	if im.lastID, err = strconv.ParseInt(string(doc[tenantLastID]), 10, 64); err != nil || im.lastID < 0 || im.lastID > maxID {
+		return fmt.Errorf("%w: %s: last_id: %s is no id of 0 … 2^53", ErrRefused, m.Name, doc[tenantLastID])
 	}
 	vals[0] = im.slug
 	nonce := make([]byte, 8)
@@ -318,7 +361,10 @@ func (im *importer) tenant(ctx context.Context, m Member) error {
 }
 
 // table reads a table's member a line at a time and inserts its rows in
-// batches.
+// batches. A row the service could not have written refuses the archive
+// (ErrRefused, naming the member and the row), unless the member is
+// damaged: its rest is read through its checks first, and one that
+// differs from its manifest entry is damage, whatever its rows say.
 func (im *importer) table(ctx context.Context, t table, m Member) error {
 	c, r := im.open(m)
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -329,13 +375,22 @@ func (im *importer) table(ctx context.Context, t table, m Member) error {
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		if err != nil {
+		if errors.Is(err, ErrDamaged) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return fmt.Errorf("%w: %s: %v", ErrDamaged, m.Name, err)
 		}
-		rows++
-		vals, _, err := parseRow(line, t.columns, nil, &im.maxID)
 		if err != nil {
-			return fmt.Errorf("%w: %s: row %d: %v", ErrDamaged, m.Name, rows, err)
+			return c.refused(br, fmt.Errorf("%s: row %d: %v", m.Name, rows+1, err))
+		}
+		rows++
+		if t.most > 0 && rows > t.most {
+			return c.refused(br, fmt.Errorf("%s: more than %d rows, and a tenant has at most %d", m.Name, t.most, t.most))
+		}
+		vals, _, err := parseRow(line, t.columns, nil, &im.maxID)
+		if err == nil {
+			err = im.checkRow(t, vals)
+		}
+		if err != nil {
+			return c.refused(br, fmt.Errorf("%s: row %d: %v", m.Name, rows, err))
 		}
 		if err := ins.add(ctx, vals, len(line)); err != nil {
 			return err
@@ -348,7 +403,123 @@ func (im *importer) table(ctx context.Context, t table, m Member) error {
 		return err
 	}
 	im.sum.Rows[t.name] = rows
+	if t.name == "audit_log" {
+		return im.verifyAudit(ctx)
+	}
 	return nil
+}
+
+// refused is err, a row's refusal, once the rest of the member, read
+// through its checks, is what the manifest says; else the member is
+// damaged.
+func (c *checked) refused(rest io.Reader, err error) error {
+	if _, cerr := io.Copy(io.Discard, rest); cerr != nil || !c.sound() {
+		return fmt.Errorf("%w: member %q does not have the size and SHA-256 the manifest gives", ErrDamaged, c.m.Name)
+	}
+	return fmt.Errorf("%w: %v", ErrRefused, err)
+}
+
+// checkRow refuses a row whose columns each pass but which the service
+// could not have written as a whole: a record of a resource this program
+// does not have, or whose document names another id.
+func (im *importer) checkRow(t table, vals []any) error {
+	if t.name != "records" {
+		return nil
+	}
+	name, _ := vals[1].(string)
+	if !im.resources[name] {
+		return fmt.Errorf("resource %q is no resource whose records this program keeps", name)
+	}
+	doc, _ := vals[2].(string)
+	var stamp struct {
+		ID json.Number `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(doc), &stamp); err != nil {
+		return fmt.Errorf("doc: %v", err)
+	}
+	if id, _ := vals[0].(int64); stamp.ID.String() != strconv.FormatInt(id, 10) {
+		return fmt.Errorf("doc: its id %q is not the row's %d", stamp.ID, id)
+	}
+	return nil
+}
+
+// storedResources are the resources whose records the records member may
+// hold: names, or else every resource of the registry kept in the
+// records table (derived ones show another's records).
+func storedResources(names []string) map[string]bool {
+	out := map[string]bool{}
+	if names == nil {
+		for _, r := range resource.New().All() {
+			if r.Table == "records" && r.Source == "" {
+				names = append(names, r.Name)
+			}
+		}
+	}
+	for _, n := range names {
+		out[n] = true
+	}
+	return out
+}
+
+// verifyAudit refuses an imported audit log whose chain does not verify
+// from where it starts (seq 1, or after the last entry a purge removed,
+// as the audit_purges member says), or one of whose entries keeps its
+// before as a pointer to an entry that is not the same record's earlier
+// one: what audit verify and the audit log's reads would then find
+// broken. Archives of version 1 carry no start: a chain purged before
+// starts where its first entry says, as the service's own log did when
+// it began to keep starts.
+func (im *importer) verifyAudit(ctx context.Context) error {
+	start, err := im.db.AuditStart(ctx, im.db.Reader(), im.tenantID)
+	if err != nil {
+		return err
+	}
+	if im.version < 2 {
+		if start, err = im.inferAuditStart(ctx); err != nil {
+			return err
+		}
+	}
+	v := audit.NewVerifier(start)
+	if _, err := audit.Walk(ctx, v, im.db.AuditPages(im.tenantID), verifyPage); err != nil {
+		var b *audit.Broken
+		if errors.As(err, &b) {
+			return fmt.Errorf("%w: audit_log.jsonl: %v", ErrRefused, b)
+		}
+		return err
+	}
+	var seq int64
+	err = im.db.Reader().QueryRowContext(ctx, `SELECT a.seq FROM audit_log a
+		LEFT JOIN audit_log b ON b.tenant_id = a.tenant_id AND b.seq = a.before_seq
+		WHERE a.tenant_id = $1 AND a.before_seq IS NOT NULL
+		  AND (b.seq IS NULL OR b.seq >= a.seq OR a.before IS NOT NULL OR b.after IS NULL OR b.resource <> a.resource
+		       OR a.record_id IS NULL OR b.record_id IS NULL OR b.record_id <> a.record_id)
+		ORDER BY a.seq LIMIT 1`, im.tenantID).Scan(&seq)
+	switch {
+	case err == nil:
+		return fmt.Errorf("%w: audit_log.jsonl: the entry of seq %d keeps its before as the after of an entry that is not its record's earlier one", ErrRefused, seq)
+	case !errors.Is(err, sql.ErrNoRows):
+		return err
+	}
+	return nil
+}
+
+// inferAuditStart is the start of a version 1 archive's chain: where its
+// first entry says it follows, stored as a purge's would be.
+func (im *importer) inferAuditStart(ctx context.Context) (audit.Head, error) {
+	start := audit.Origin
+	err := im.db.AuditPages(im.tenantID)(ctx, 0, 1, func(e audit.Entry) error {
+		if e.Seq > 1 {
+			start = audit.Head{Seq: e.Seq - 1, Hash: e.PrevHash}
+		}
+		return nil
+	})
+	if err != nil || start == audit.Origin {
+		return start, err
+	}
+	return start, im.db.Tx(ctx, func(q store.Querier) error {
+		_, err := q.ExecContext(ctx, `INSERT INTO audit_purges (tenant_id, seq, hash) VALUES ($1, $2, $3)`, im.tenantID, start.Seq, start.Hash)
+		return err
+	})
 }
 
 // readLine reads a line of at most maxLine bytes without its newline;
@@ -370,7 +541,7 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	long := append([]byte(nil), line...)
 	for errors.Is(err, bufio.ErrBufferFull) {
 		if len(long) > maxLine {
-			return nil, fmt.Errorf("a row longer than %d bytes", maxLine)
+			return nil, fmt.Errorf("a row longer than %d MiB", maxLine>>20)
 		}
 		line, err = br.ReadSlice('\n')
 		long = append(long, line...)
@@ -530,11 +701,35 @@ func (im *importer) file(ctx context.Context, m Member) error {
 }
 
 // activate makes the imported tenant's later ids exceed every id it
-// holds, then makes it active: from then on the service serves it.
+// holds (and, where the tenant has a counter of its own, every id it had
+// drawn), then makes it active: from then on the service serves it.
 func (im *importer) activate(ctx context.Context) error {
+	// The time totals are the entries' sums, which no archive carries:
+	// computed here, a batch of entries a transaction, while no one
+	// writes to the tenant.
+	run := func(fn func(q tally.Querier) error) error {
+		return im.db.Tx(ctx, func(q store.Querier) error { return fn(q) })
+	}
+	if err := tally.Rebuild(ctx, run, im.tenantID, im.db.StoredDoc()); err != nil {
+		return err
+	}
 	if err := im.db.Tx(ctx, func(q store.Querier) error {
-		return im.db.ReserveIDs(ctx, q, im.tenantID, max(im.lastID, im.maxID))
+		return im.db.ReserveIDs(ctx, q, im.tenantID, im.maxID, im.lastID)
 	}); err != nil {
+		return err
+	}
+	// The planner's statistics should know the tenant's many rows before
+	// its first request does: a tenant of a few hundred thousand time
+	// entries arrives at once, and SQLite renews statistics only when a
+	// table has grown tenfold, PostgreSQL's autovacuum within a minute or
+	// so (docs/decisions.md "Statistics for the query planner").
+	var grown []string
+	for _, name := range tableNames() {
+		if im.sum.Rows[name] >= analyzeAfter {
+			grown = append(grown, name)
+		}
+	}
+	if err := im.db.Analyze(ctx, grown...); err != nil {
 		return err
 	}
 	_, err := im.db.SetTenantState(ctx, im.slug, store.TenantActive, store.TenantImporting)

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 
+	"planwerk/internal/audit"
 	"planwerk/internal/exports"
 	"planwerk/internal/files"
 	"planwerk/internal/store"
@@ -27,7 +28,7 @@ const (
 	FormatName = "planwerk-tenant-archive"
 	// FormatVersion is the manifest's "version" this program writes, and
 	// the newest it reads.
-	FormatVersion = 1
+	FormatVersion = 2
 	manifestName  = "manifest.json"
 	filesPrefix   = "files/"
 	tableSuffix   = ".jsonl"
@@ -43,6 +44,11 @@ var (
 	// ErrDamaged: the archive is truncated, or a member differs from what
 	// the manifest says of it.
 	ErrDamaged = errors.New("the archive is damaged")
+	// ErrRefused: the archive is sound, but holds what the service could
+	// not have written (a record that is no JSON object, an id beyond
+	// 2^53, an audit chain that does not verify, more webhooks than a
+	// tenant may have), which would break the imported tenant or another.
+	ErrRefused = errors.New("the archive holds what Planwerk could not have written")
 	// ErrNoSecrets: the archive was made without password hashes and
 	// secrets (a tenant's own export), with which no tenant can be made.
 	ErrNoSecrets = errors.New("the archive holds no password hashes and secrets")
@@ -58,12 +64,15 @@ type Database interface {
 	Engine() string
 	EraseTenant(ctx context.Context, tenantID int64, progress func(table string, rows int64)) error
 	IDsHandedOut(ctx context.Context, q store.Querier, tenantID int64) (int64, error)
-	ReserveIDs(ctx context.Context, q store.Querier, tenantID, through int64) error
+	ReserveIDs(ctx context.Context, q store.Querier, tenantID, held, drawn int64) error
+	AuditStart(ctx context.Context, q store.Querier, tenantID int64) (audit.Head, error)
+	AuditPages(tenantID int64) audit.Pages
 	LockTenant(ctx context.Context, slug string) (func(), error)
 	TenantBySlug(ctx context.Context, slug string) (store.Tenant, error)
 	SetTenantState(ctx context.Context, slug, state string, from ...string) (store.Tenant, error)
 	PutTenantState(ctx context.Context, q store.Querier, tenantID int64, state string) error
 	Placeholder(n int) string
+	Analyze(ctx context.Context, tables ...string) error
 }
 
 // Summary is what an archive holds: rows per table, files and their

@@ -77,12 +77,45 @@ func (m *manifestWriter) close() error {
 }
 
 // manifestReader reads a manifest: its header at once, its members one
-// at a time.
+// at a time, each within a budget of bytes, so that memory stays bounded
+// whatever the manifest holds (a JSON decoder keeps the whole of the
+// value it decodes in memory).
 type manifestReader struct {
 	dec    *json.Decoder
+	budget *budget
 	Header Header
 	done   bool
 }
+
+// Budgets of the manifest's reader: the header (the tenant's name, the
+// counts) and each member's entry.
+const (
+	maxManifestHeader = 1 << 20
+	maxManifestMember = 64 << 10
+)
+
+// budget reads from r at most left bytes, then fails: it is given more
+// before each part of the manifest is read.
+type budget struct {
+	r    io.Reader
+	left int64
+	// part names what is being read, for the error.
+	part string
+}
+
+func (b *budget) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, fmt.Errorf("%s is larger than this program reads", b.part)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *budget) give(n int64, part string) { b.left, b.part = n, part }
 
 // errManifest marks a manifest that cannot be read.
 func errManifest(format string, args ...any) error {
@@ -93,7 +126,9 @@ func errManifest(format string, args ...any) error {
 // member. A manifest whose version is newer than FormatVersion is
 // ErrNewerVersion, told by its first two members alone.
 func readManifest(r io.Reader) (*manifestReader, error) {
-	m := &manifestReader{dec: json.NewDecoder(r)}
+	b := &budget{r: r}
+	b.give(maxManifestHeader, "the manifest's header")
+	m := &manifestReader{dec: json.NewDecoder(b), budget: b}
 	m.dec.UseNumber()
 	if tok, err := m.dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil, errManifest("not a JSON object")
@@ -160,6 +195,7 @@ func (m *manifestReader) next() (e Member, ok bool, err error) {
 	if m.done {
 		return Member{}, false, nil
 	}
+	m.budget.give(maxManifestMember, "an entry of the manifest's members")
 	if m.dec.More() {
 		if err := m.dec.Decode(&e); err != nil {
 			return Member{}, false, fmt.Errorf("%w: manifest.json: member: %v", ErrDamaged, err)

@@ -7,9 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strconv"
+	"strings"
+	"time"
 	"unicode/utf8"
+
+	"planwerk/internal/audit"
 )
 
 // Values in the archive (docs/tenant-archive.md "Values"): written the
@@ -148,11 +153,21 @@ func appendString(b []byte, s string) ([]byte, error) {
 	return append(b, '"'), nil
 }
 
+// maxID is the largest id an archive may hold: ids are JSON numbers, and
+// 2^53 is the largest that every JSON reader keeps exact; the service
+// never draws one near it.
+const maxID = 1 << 53
+
 // parseRow reads a line of a table's member into the values of cols, in
 // their order, as statement arguments: int64, string, bool, []byte, or
 // nil for null; a document as its text. Every column must be there and
-// nothing else. It raises *maxID to the row's largest id.
-func parseRow(line []byte, cols []column, extra []string, maxID *int64) ([]any, map[string]json.RawMessage, error) {
+// nothing else, and every value one the service could have written (ids
+// in 1 … maxID, text of UTF-8 without NUL, what a column's check
+// allows). It raises *maxID to the row's largest id.
+func parseRow(line []byte, cols []column, extra []string, high *int64) ([]any, map[string]json.RawMessage, error) {
+	if !utf8.Valid(line) {
+		return nil, nil, errors.New("text that is not UTF-8")
+	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(line, &m); err != nil {
 		return nil, nil, err
@@ -171,11 +186,14 @@ func parseRow(line []byte, cols []column, extra []string, maxID *int64) ([]any, 
 			return nil, nil, fmt.Errorf("no column %q", c.name)
 		}
 		v, err := parseValue(c, raw)
+		if err == nil && v != nil && c.check != nil {
+			err = c.check(v)
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", c.name, err)
 		}
-		if id, ok := v.(int64); ok && c.id && id > *maxID {
-			*maxID = id
+		if id, ok := v.(int64); ok && c.id && id > *high {
+			*high = id
 		}
 		out[i] = v
 	}
@@ -188,11 +206,20 @@ func parseValue(c column, raw json.RawMessage) (any, error) {
 	}
 	switch c.kind {
 	case kindInt:
-		return strconv.ParseInt(string(raw), 10, 64)
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		if err == nil && (c.id || c.ref) && (n < 1 || n > maxID) {
+			err = fmt.Errorf("id %d outside 1 … 2^53", n)
+		}
+		return n, err
 	case kindText:
 		var s string
-		err := json.Unmarshal(raw, &s)
-		return s, err
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		if strings.IndexByte(s, 0) >= 0 {
+			return nil, errors.New("text holding NUL")
+		}
+		return s, nil
 	case kindBool:
 		var v bool
 		err := json.Unmarshal(raw, &v)
@@ -204,12 +231,48 @@ func parseValue(c column, raw json.RawMessage) (any, error) {
 		}
 		return base64.StdEncoding.DecodeString(s)
 	case kindDoc:
-		if raw[0] != '{' && raw[0] != '[' {
-			return nil, errors.New("a document must be a JSON object or list")
+		if raw[0] != '{' {
+			return nil, errors.New("a document must be a JSON object")
+		}
+		if err := noNUL(raw); err != nil {
+			return nil, err
 		}
 		return string(raw), nil
 	}
 	return nil, fmt.Errorf("unknown kind %d", c.kind)
+}
+
+// noNUL refuses a JSON text whose strings hold NUL (\u0000), which no
+// write of the service stores and PostgreSQL's jsonb cannot hold. Only a
+// text with the escape in it is decoded to tell.
+func noNUL(raw []byte) error {
+	if !bytes.Contains(raw, []byte(`\u0000`)) {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return err
+	}
+	if holdsNUL(v) {
+		return errors.New("text holding NUL")
+	}
+	return nil
+}
+
+func holdsNUL(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return strings.IndexByte(v, 0) >= 0
+	case []any:
+		return slices.ContainsFunc(v, holdsNUL)
+	case map[string]any:
+		for k, e := range v {
+			if strings.IndexByte(k, 0) >= 0 || holdsNUL(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func hasColumn(cols []column, name string) bool {
@@ -219,4 +282,71 @@ func hasColumn(cols []column, name string) bool {
 		}
 	}
 	return false
+}
+
+// Checks of column values (column.check), each of a value of its
+// column's kind.
+
+// notNegative: a count or a size.
+func notNegative(v any) error {
+	if v.(int64) < 0 {
+		return errors.New("negative")
+	}
+	return nil
+}
+
+// timestamp: the service's own form, YYYY-MM-DDTHH:mm:ss.sssZ.
+func timestamp(v any) error {
+	s := v.(string)
+	if t, err := time.Parse(timestampLayout, s); err != nil || t.Format(timestampLayout) != s {
+		return fmt.Errorf("%q is not a timestamp of the form YYYY-MM-DDTHH:mm:ss.sssZ", s)
+	}
+	return nil
+}
+
+const timestampLayout = "2006-01-02T15:04:05.000Z"
+
+// oneOf: one of the values the service writes.
+func oneOf(values ...string) func(v any) error {
+	return func(v any) error {
+		if !slices.Contains(values, v.(string)) {
+			return fmt.Errorf("%q is none of %s", v, strings.Join(values, ", "))
+		}
+		return nil
+	}
+}
+
+// webURL: an absolute http or https URL.
+func webURL(v any) error {
+	u, err := url.Parse(v.(string))
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return fmt.Errorf("%q is not an http or https URL", v)
+	}
+	return nil
+}
+
+// jsonStrings: a JSON list of strings, as text.
+func jsonStrings(v any) error {
+	var list []string
+	if err := json.Unmarshal([]byte(v.(string)), &list); err != nil || list == nil {
+		return errors.New("not a JSON list of strings")
+	}
+	return nil
+}
+
+// jsonObject: a JSON object, as text.
+func jsonObject(v any) error {
+	s := v.(string)
+	if !strings.HasPrefix(s, "{") || !json.Valid([]byte(s)) {
+		return errors.New("not a JSON object")
+	}
+	return noNUL([]byte(s))
+}
+
+// auditHash: an audit entry's hash.
+func auditHash(v any) error {
+	if !audit.IsHash(v.(string)) {
+		return errors.New("not 64 lowercase hex digits")
+	}
+	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"planwerk/internal/store"
+	"planwerk/internal/tally"
 )
 
 // Tenant is a tenant's slug and an access token of its admin.
@@ -28,8 +29,9 @@ type Tenant struct {
 }
 
 // Seed stores the data of the noisy tenant (a list of 1000 projects of
-// 10 KiB, 9 projects of 1 MiB and 120 time entries referring to them) and
-// of the quiet one (50 small projects).
+// 10 KiB, 9 projects of 1 MiB and 120 time entries referring to them, and
+// a year of 40 people's time, 10,000 entries, with its totals) and of the
+// quiet one (50 small projects).
 func Seed(ctx context.Context, db *store.DB, noisy, quiet int64, noisyUser int64) error {
 	projects := store.Collection{Table: "records", Resource: "projects"}
 	entries := store.Collection{Table: "records", Resource: "time-entries"}
@@ -58,7 +60,7 @@ func Seed(ctx context.Context, db *store.DB, noisy, quiet int64, noisyUser int64
 			return fmt.Errorf("seed the noisy list: %w", err)
 		}
 	}
-	return db.Tx(ctx, func(q store.Querier) error {
+	err := db.Tx(ctx, func(q store.Querier) error {
 		huge := strings.Repeat("h", 1<<20)
 		var refs []int64
 		for i := 0; i < 9; i++ {
@@ -81,6 +83,42 @@ func Seed(ctx context.Context, db *store.DB, noisy, quiet int64, noisyUser int64
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return seedYear(ctx, db, noisy, insert)
+}
+
+// seedYear stores 40 people's WORK entries over the workdays of 2025
+// (ids after the other records, so that the lists of the noise read the
+// same entries as before) and builds their totals.
+func seedYear(ctx context.Context, db *store.DB, tenant int64, insert func(store.Querier, int64, store.Collection, map[string]any) (int64, error)) error {
+	entries := store.Collection{Table: "records", Resource: "time-entries"}
+	var days []string
+	for d := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC); d.Year() == 2025 && len(days) < 250; d = d.AddDate(0, 0, 1) {
+		if d.Weekday() != time.Saturday && d.Weekday() != time.Sunday {
+			days = append(days, d.Format(time.DateOnly))
+		}
+	}
+	for start := 0; start < len(days); start += 50 {
+		if err := db.Tx(ctx, func(q store.Querier) error {
+			for _, day := range days[start:min(start+50, len(days))] {
+				for u := range 40 {
+					doc := map[string]any{"trackingType": "WORK", "user": 1000 + u, "project": 2000 + u%8, "day": day, "duration": 3600 + 60*u}
+					if _, err := insert(q, tenant, entries, doc); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}); err != nil {
+			return fmt.Errorf("seed a year of time: %w", err)
+		}
+	}
+	run := func(fn func(q tally.Querier) error) error {
+		return db.Tx(ctx, func(q store.Querier) error { return fn(q) })
+	}
+	return tally.Rebuild(ctx, run, tenant, db.StoredDoc())
 }
 
 // Options say how many of each kind of noise run at once.
@@ -89,6 +127,7 @@ type Options struct {
 	Populate    int // loops expanding references to 1 MiB records
 	Filters     int // loops of the most expensive where allowed
 	Writers     int // loops of writes
+	Reports     int // loops of the year's time totals by user
 }
 
 // Attack is noise in progress.
@@ -158,6 +197,7 @@ func Start(base string, t Tenant, o Options) (*Attack, error) {
 	loop(o.Populate, http.MethodGet, "/v1/time-entries?populate=project&limit=1000", nil)
 	loop(o.Filters, http.MethodGet, "/v1/projects?limit=50000&where="+url.QueryEscape(ExpensiveWhere()), nil)
 	loop(o.Writers, http.MethodPost, "/v1/projects", func() io.Reader { return strings.NewReader(`{"name":"noise"}`) })
+	loop(o.Reports, http.MethodGet, "/v1/analytics/time-totals?from=2025-01-01&to=2025-12-31&groupBy=user", nil)
 	return a, nil
 }
 

@@ -204,6 +204,10 @@ func (b *builder) common() {
 		Schema: Schema{"type": "string"}}
 	c.Headers["Deprecation"] = Header{Description: "RFC 9745: the resource is deprecated, since the given date (`@UNIX-SECONDS`).",
 		Required: true, Schema: Schema{"type": "string"}}
+	c.Headers["Link"] = Header{Description: "RFC 8288: `<URL>; rel=\"next\"` when `limit` (or the default " +
+		strconv.Itoa(query.DefaultLimit) + ") cut the list short: the URL is the same request continued after the page's " +
+		"last record (an `after` cursor instead of `skip`). The last page has none.",
+		Schema: Schema{"type": "string", "examples": []string{`<https://acme.planwerk.example/v1/time-entries?limit=100&after=W1tdLDEwMF0>; rel="next"`}}}
 	c.Headers["Location"] = Header{Description: "The path of the created record.", Required: true, Schema: Schema{"type": "string"}}
 	c.Headers["RateLimit-Policy"] = Header{Description: "The rate limits that counted the request (IETF draft " +
 		"draft-ietf-httpapi-ratelimit-headers; a Structured Field list, RFC 8941): per policy its quoted name, `q` the " +

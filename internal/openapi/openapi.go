@@ -9,7 +9,7 @@
 package openapi
 
 import (
-	"encoding/json"
+	"bytes"
 	"fmt"
 	"net/http"
 	"slices"
@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"planwerk/internal/jsontext"
 	"planwerk/internal/resource"
 )
 
@@ -266,13 +267,15 @@ func Build(reg *resource.Registry, routes []Route) *Document {
 	return b.doc
 }
 
-// JSON returns the document as indented JSON.
+// JSON returns the document as indented JSON, markup as itself.
 func (d *Document) JSON() ([]byte, error) {
-	out, err := json.MarshalIndent(d, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := jsontext.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(d); err != nil {
 		return nil, fmt.Errorf("openapi: %w", err)
 	}
-	return append(out, '\n'), nil
+	return buf.Bytes(), nil
 }
 
 // Check reports where the route table, the registry and the description

@@ -375,14 +375,14 @@ var descriptions = map[string]opDesc{
 		Errors: []int{403, 409, 413, 415}},
 
 	"GET /v1/analytics/time-totals": {ID: "getTimeTotals", Tag: tagAnalytics, Summary: "Time totals",
-		Description: "Seconds of the time entries of the days from..to (inclusive), per group and trackingType. WORK " +
-			"totals never include WORKTIME or BREAK. The range may span at most five years.",
+		Description: "Seconds of the time entries of the days from..to (inclusive), per trackingType, and per group " +
+			"when groupBy names one. WORK totals never include WORKTIME or BREAK. The range may span at most five years.",
 		Params: []Parameter{
 			{Name: "from", In: "query", Required: true, Description: "First day, YYYY-MM-DD.",
 				Schema: Schema{"type": "string", "format": "date", "pattern": datePattern}},
 			{Name: "to", In: "query", Required: true, Description: "Last day, YYYY-MM-DD; not before from.",
 				Schema: Schema{"type": "string", "format": "date", "pattern": datePattern}},
-			{Name: "groupBy", In: "query", Required: true, Description: "What to total per.",
+			{Name: "groupBy", In: "query", Description: "What to total per; left out, the answer holds the totals alone.",
 				Schema: Schema{"type": "string", "enum": []string{"user", "project", "day"}}},
 		},
 		OK: okJSON(200, "The totals.", schemaRef("TimeTotals"))},
@@ -661,12 +661,12 @@ func operationSchemas() map[string]Schema {
 						"day":     {"type": "string", "format": "date", "pattern": datePattern},
 					}}},
 			}},
-		"TimeTotals": {"type": "object", "required": []string{"from", "to", "groupBy", "groups", "totals"},
+		"TimeTotals": {"type": "object", "required": []string{"from", "to", "totals"},
 			"properties": map[string]Schema{
 				"from":    {"type": "string", "format": "date"},
 				"to":      {"type": "string", "format": "date"},
-				"groupBy": {"type": "string", "enum": []string{"user", "project", "day"}},
-				"groups": {"type": "array", "description": "One entry per user, project or day, keyed by groupBy " +
+				"groupBy": {"type": "string", "enum": []string{"user", "project", "day"}, "description": "As asked; absent without a grouping."},
+				"groups": {"type": "array", "description": "With a grouping (absent without): one entry per user, project or day, keyed by groupBy " +
 					"(`{\"project\": 5, \"seconds\": {...}}`); entries without the attribute have a null key.",
 					"items": Schema{"type": "object", "required": []string{"seconds"},
 						"properties": map[string]Schema{

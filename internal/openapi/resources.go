@@ -108,7 +108,8 @@ func (b *builder) resourceOperation(r *resource.Resource, o resOp, a Auth) *Oper
 		op.Summary = "List " + r.Model + " records"
 		op.Description = b.listDescription(r)
 		op.Parameters = b.listParameters(r)
-		ok(200, "The matching records, a JSON array (`[]` when none match).", Schema{"type": "array", "items": record})
+		ok(200, "The matching records, a JSON array (`[]` when none match). When `limit` cut the list short, "+
+			"`Link` names the next page.", Schema{"type": "array", "items": record}, "Link")
 		extra = []int{414}
 	case opGet:
 		op.OperationID = "get" + r.Model
@@ -237,7 +238,7 @@ func (b *builder) listParameters(r *resource.Resource) []Parameter {
 	if r.DeclaredOnly {
 		params[0] = whereParam(r.Model + "Where")
 	}
-	for _, name := range []string{"limit", "skip", "sort"} {
+	for _, name := range []string{"limit", "skip", "sort", "after"} {
 		params = append(params, Parameter{Ref: "#/components/parameters/list" + capitalize(name)})
 	}
 	if p, ok := b.populateParam(r); ok {
@@ -297,8 +298,15 @@ func listParams() map[string]Parameter {
 		"limit": {Name: "limit", In: "query", Description: "Maximum number of records. Above " + strconv.Itoa(query.MaxLimit) +
 			" it is taken as " + strconv.Itoa(query.MaxLimit) + "; `0` → `[]`.",
 			Schema: Schema{"type": "integer", "minimum": 0, "default": query.DefaultLimit}},
-		"skip": {Name: "skip", In: "query", Description: "Number of records to skip, for paging (stable: `id` breaks sort ties).",
+		"skip": {Name: "skip", In: "query", Description: "Number of records to skip (stable: `id` breaks sort ties); with " +
+			"`after`, counted from the cursor. Each skipped record is still read: to page through a long list, follow the " +
+			"`Link` header instead, whose page costs the same however deep.",
 			Schema: Schema{"type": "integer", "minimum": 0, "default": 0}},
+		"after": {Name: "after", In: "query", Description: "An opaque cursor: the list goes on after the record it was " +
+			"made from, in the list's order, whatever was added or deleted since. Take it from the `rel=\"next\"` URL " +
+			"of the `Link` header of the page before, which is the same request continued. A cursor made for another " +
+			"`sort`, or not made by the service → 400 `invalid_query`.",
+			Schema: Schema{"type": "string"}},
 		"sort": {Name: "sort", In: "query", Description: "`attr ASC|DESC` (direction optional, default ASC), several " +
 			"comma-separated, or a JSON array of such strings or of `{\"attr\": \"ASC\"}` objects; at most " +
 			strconv.Itoa(query.MaxSortKeys) + " keys. Default: ascending `id`.",

@@ -122,7 +122,7 @@ func BenchmarkWorstWhere(b *testing.B) {
 						b.Fatal(err)
 					}
 					for b.Loop() {
-						err := db.ListRecords(context.Background(), tenantID, c, q, func([]byte) error { return nil })
+						_, err := db.ListRecords(context.Background(), tenantID, c, q, func([]byte) error { return nil })
 						if err != nil {
 							b.Fatal(err)
 						}

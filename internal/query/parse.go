@@ -15,7 +15,7 @@ import (
 )
 
 // reserved are the query parameters that are not attribute filters.
-var reserved = map[string]bool{"where": true, "limit": true, "skip": true, "sort": true, "populate": true}
+var reserved = map[string]bool{"where": true, "limit": true, "skip": true, "sort": true, "populate": true, "after": true}
 
 // Parse reads a list request's query string against the schema.
 func Parse(params url.Values, s Schema) (*Query, error) {
@@ -32,6 +32,14 @@ func Parse(params url.Values, s Schema) (*Query, error) {
 	}
 	if q.Sort, err = parseSort(params["sort"], s); err != nil {
 		return nil, err
+	}
+	if after, ok := params["after"]; ok {
+		if len(after) != 1 {
+			return nil, errorf("after", "give after once")
+		}
+		if q.After, err = parseAfter(after[0], q.Sort); err != nil {
+			return nil, err
+		}
 	}
 	if q.Populate, err = parsePopulate(params["populate"], s); err != nil {
 		return nil, err

@@ -183,10 +183,13 @@ type SortKey struct {
 
 // Query is a parsed list request.
 type Query struct {
-	Where    Node // nil: everything
-	Sort     []SortKey
-	Limit    int
-	Skip     int
+	Where Node // nil: everything
+	Sort  []SortKey
+	Limit int
+	Skip  int
+	// After are the keys of a cursor (the after parameter): the list goes
+	// on after that row, in the query's order (nil: from the first).
+	After    []any
 	Populate []string // reference attributes to expand
 	// Params is the query string the query was parsed from, for rules that
 	// look at resource-specific parameters (includeSkills).

@@ -16,7 +16,16 @@ type Select struct {
 	Sort    []SortKey
 	Limit   int64
 	Skip    int64
+	// After are a cursor's keys (see Cursor): only the rows after them in
+	// the order are read (nil: from the first).
+	After []any
+	// Keys adds the order's terms as columns after Columns, one each: the
+	// keys of a cursor after that row.
+	Keys bool
 }
+
+// Terms is the number of key columns a Select of keys adds.
+func Terms(keys []SortKey) int { return len(shapes(keys)) }
 
 // Select writes sel. Each attribute of the document that the criteria and
 // the sort keys read is taken out of it once per row, however many
@@ -25,23 +34,45 @@ type Select struct {
 func (c compiler) Select(s *SQL, sel Select) {
 	p := newPlan(simplify(sel.Where), sel.Sort)
 	hoisted := compiler{e: c.e, p: p}
-	s.Write("SELECT ", sel.Columns, " FROM ")
-	c.e.rows(s, sel.Table, p.names, c.filter(s, sel.Scope, p.direct), c.columnOrder(s, sel.Sort))
+	ts := hoisted.terms(s, sel.Sort)
+	s.Write("SELECT ", sel.Columns)
+	if sel.Keys {
+		for _, t := range ts {
+			s.Write(", ", c.e.keyColumn(t))
+		}
+	}
+	s.Write(" FROM ")
+	// A cursor on the table's columns and declared attributes is a
+	// condition next to the scope, where an index may serve it; one on
+	// open attributes compares their extraction.
+	inner := sel.After != nil && !slices.ContainsFunc(sel.Sort, func(k SortKey) bool { return k.Field.open() })
+	filter := c.filter(s, sel.Scope, p.direct, func() {
+		if inner {
+			s.Write(" AND ")
+			c.after(s, c.terms(s, sel.Sort), sel.After)
+		}
+	})
+	c.e.rows(s, sel.Table, p.names, filter, c.columnOrder(s, sel.Sort))
 	hoisted.node(s, p.rest)
+	if sel.After != nil && !inner {
+		s.Write(" AND ")
+		hoisted.after(s, ts, sel.After)
+	}
 	s.Write(" ORDER BY ")
-	hoisted.OrderBy(s, sel.Sort)
+	hoisted.orderBy(s, ts)
 	s.Write(" LIMIT ", s.Arg(sel.Limit), " OFFSET ", s.Arg(sel.Skip))
 }
 
 // filter writes the scope and the conditions left to the table's columns
-// and indexes, which read the document itself.
-func (c compiler) filter(s *SQL, scope func(*SQL), direct []*Cond) func() {
+// and indexes, which read the document itself, then more.
+func (c compiler) filter(s *SQL, scope func(*SQL), direct []*Cond, more func()) func() {
 	return func() {
 		scope(s)
 		for _, d := range direct {
 			s.Write(" AND ")
 			c.node(s, d)
 		}
+		more()
 	}
 }
 

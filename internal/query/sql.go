@@ -1,6 +1,7 @@
 package query
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -90,6 +91,10 @@ type exprs interface {
 	contains(x, v string) string
 	sortBool(r ref) string
 	nulls(d Direction) string
+	// key binds a cursor's value of a term of kind k (see cursor.go).
+	key(s *SQL, k termKind, v any) string
+	// keyColumn is a term as a column a cursor is made of.
+	keyColumn(t term) string
 }
 
 // compiler writes criteria and sort keys. Without a plan every condition
@@ -359,41 +364,22 @@ func (c compiler) sortRank(r ref) string {
 }
 
 func (c compiler) OrderBy(s *SQL, keys []SortKey) {
-	hasID := false
-	for i, k := range keys {
+	c.orderBy(s, c.terms(s, keys))
+}
+
+func (c compiler) orderBy(s *SQL, ts []term) {
+	for i, t := range ts {
 		if i > 0 {
 			s.Write(", ")
 		}
-		dir := " ASC"
-		if k.Dir == Desc {
-			dir = " DESC"
+		dir, d := " ASC", Asc
+		if t.desc {
+			dir, d = " DESC", Desc
 		}
-		if !k.Field.open() {
-			if k.Field.Column == "id" {
-				hasID = true
-			}
-			// Declared attributes sort by the expressions of their
-			// indexes, which may then deliver the rows in order.
-			x := k.Field.Column
-			if x == "" {
-				x = c.e.declared(c.e.direct(k.Field), k.Field.Type)
-			}
-			s.Write(x, dir, c.e.nulls(k.Dir))
-			continue
+		s.Write(t.expr, dir)
+		if t.nulls {
+			s.Write(c.e.nulls(d))
 		}
-		// Open attributes sort by kind (missing/null, numbers, strings,
-		// booleans, others), then by value within the kind.
-		r := c.open(s, k.Field.Name)
-		s.Write(c.sortRank(r), dir, ", ",
-			c.e.num(r), dir, c.e.nulls(k.Dir), ", ",
-			"CASE WHEN ", c.e.isType(r, KindString), " THEN ", c.e.text(r), " END", dir, c.e.nulls(k.Dir), ", ",
-			c.e.sortBool(r), dir, c.e.nulls(k.Dir))
-	}
-	if !hasID {
-		if len(keys) > 0 {
-			s.Write(", ")
-		}
-		s.Write("id ASC")
 	}
 }
 
@@ -531,6 +517,19 @@ func (sqliteExprs) contains(x, v string) string { return "(instr(" + x + ", " + 
 
 func (sqliteExprs) sortBool(r ref) string {
 	return "(CASE " + r.a + " WHEN 'false' THEN 0 WHEN 'true' THEN 1 END)"
+}
+
+// SQLite compares integers and reals by value: a number binds as the one
+// it is.
+func (sqliteExprs) key(s *SQL, _ termKind, v any) string {
+	if n, ok := v.(json.Number); ok {
+		if i, err := n.Int64(); err == nil {
+			return s.Arg(i)
+		}
+		f, _ := n.Float64()
+		return s.Arg(f)
+	}
+	return s.Arg(v)
 }
 
 func (sqliteExprs) nulls(d Direction) string {
@@ -688,6 +687,32 @@ func (postgresExprs) contains(x, v string) string { return "(strpos(" + x + ", "
 
 func (postgresExprs) sortBool(r ref) string {
 	return "(CASE WHEN " + r.a + " = 'false'::jsonb THEN 0 WHEN " + r.a + " = 'true'::jsonb THEN 1 END)"
+}
+
+func (sqliteExprs) keyColumn(t term) string { return t.expr }
+
+// A numeric is read as its exact text.
+func (postgresExprs) keyColumn(t term) string {
+	if t.kind == termNum {
+		return "(" + t.expr + ")::text"
+	}
+	return t.expr
+}
+
+// PostgreSQL is told each value's type; a number binds as its exact text.
+func (postgresExprs) key(s *SQL, k termKind, v any) string {
+	if n, ok := v.(json.Number); ok {
+		v = string(n)
+	}
+	switch k {
+	case termInt:
+		return s.Arg(v) + "::bigint"
+	case termNum:
+		return s.Arg(v) + "::numeric"
+	case termBool:
+		return s.Arg(v) + "::boolean"
+	}
+	return s.Arg(v) + "::text"
 }
 
 func (postgresExprs) nulls(d Direction) string {

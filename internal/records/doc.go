@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"planwerk/internal/jsontext"
 	"planwerk/internal/query"
 )
 
@@ -65,18 +66,7 @@ type doc = Doc
 type DocView struct{ doc }
 
 // AsID reads a whole number of a decoded document (an id, a status).
-func AsID(v any) (int64, bool) {
-	switch n := v.(type) {
-	case json.Number:
-		i, err := n.Int64()
-		return i, err == nil
-	case int64:
-		return n, true
-	case float64:
-		return int64(n), n == float64(int64(n))
-	}
-	return 0, false
-}
+func AsID(v any) (int64, bool) { return jsontext.Whole(v) }
 
 // Decode decodes a stored document, keeping numbers exact.
 func Decode(b []byte) (Doc, error) {

@@ -101,12 +101,16 @@ type Hooks struct {
 	// Delete may return the record as the answer shows it (an archived
 	// record); one without a document means the record as it was.
 	Delete func(ctx context.Context, w *Write) (store.Record, error)
+	// Stored runs after the storage of a create, update or delete, in
+	// its transaction, to keep what is derived from the record (w.Old:
+	// the document before, nil on create; w.New: after, nil on delete).
+	Stored func(ctx context.Context, w *Write) error
 }
 
 // writes reports whether any rule of h concerns writes.
 func (h Hooks) writes() bool {
 	return h.Prepare != nil || h.Normalize != nil || h.Check != nil || h.CheckDelete != nil ||
-		h.Insert != nil || h.Update != nil || h.Delete != nil
+		h.Insert != nil || h.Update != nil || h.Delete != nil || h.Stored != nil
 }
 
 // Rules binds resources, by their registry name, to their special rules.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"planwerk/internal/auth"
+	"planwerk/internal/jsontext"
 	"planwerk/internal/query"
 	"planwerk/internal/resource"
 	"planwerk/internal/spool"
@@ -37,10 +38,10 @@ type Listing struct {
 	r        *resource.Resource
 	populate []string
 	sp       *spool.Spool
-	// stop ends the read into the spool early; read is closed when the
-	// read has ended.
+	// stop releases the read's context.
 	stop context.CancelFunc
-	read chan struct{}
+	// next is the cursor of the page after this one ("" for none).
+	next string
 }
 
 // Query reads the records a query selects into a spool, as fast as the
@@ -64,13 +65,12 @@ func (s *Service) Query(ctx context.Context, caller auth.Principal, r *resource.
 	// Long lists spill to the system's temporary folder (TMPDIR).
 	sp := spool.New("", spoolMemory)
 	readCtx, stop := context.WithCancel(ctx)
-	l := &Listing{s: s, caller: caller, r: r, populate: q.Populate, sp: sp, stop: stop, read: make(chan struct{})}
-	go l.fill(readCtx, q)
-	// A list that fits in the spool's memory is read completely before
-	// the answer starts, so that its failures are still error answers. A
-	// longer one is written while it is read: the writing costs no more
-	// than the reading then, and a failure later cuts the answer short,
-	// as any failure of a streamed answer does.
+	l := &Listing{s: s, caller: caller, r: r, populate: q.Populate, sp: sp, stop: stop}
+	// The list is read completely before the answer starts: whether a
+	// next page follows, and where it starts, goes in the answer's head;
+	// and a failure of the read is still an error answer. A long list
+	// waits in the spool's file, not in memory.
+	l.fill(readCtx, q)
 	if _, err := sp.Long(); err != nil {
 		l.Close()
 		return nil, err
@@ -78,25 +78,26 @@ func (s *Service) Query(ctx context.Context, caller auth.Principal, r *resource.
 	return l, nil
 }
 
+// Next is the cursor of the page after this one, or "" when the list
+// ended on this page.
+func (l *Listing) Next() string { return l.next }
+
 // fill reads the records into the spool.
 func (l *Listing) fill(ctx context.Context, q *query.Query) {
-	defer close(l.read)
 	var err error
 	defer func() {
-		// Off the request's goroutine, a panic would end the process.
+		// A panic of the read is the list's error, as any failure of it.
 		if p := recover(); p != nil {
 			err = fmt.Errorf("list read: panic: %v\n%s", p, debug.Stack())
 		}
 		l.sp.Finish(err)
 	}()
-	err = l.s.db.ListRecords(ctx, l.caller.TenantID, Collection(l.r), q, l.sp.Add)
+	l.next, err = l.s.db.ListRecords(ctx, l.caller.TenantID, Collection(l.r), q, l.sp.Add)
 }
 
-// Close ends the read if it still runs and releases the listing's
-// memory and temporary file.
+// Close releases the listing's memory and temporary file.
 func (l *Listing) Close() error {
 	l.stop()
-	<-l.read
 	return l.sp.Close()
 }
 
@@ -364,7 +365,7 @@ func (p *populator) write(d parsed, emit func([]byte) error) error {
 		if i > 0 {
 			p.out.WriteByte(',')
 		}
-		k, err := json.Marshal(key)
+		k, err := jsontext.Marshal(key)
 		if err != nil {
 			return fmt.Errorf("encode record: %w", err)
 		}

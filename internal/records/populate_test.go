@@ -26,7 +26,8 @@ func TestPopulate(t *testing.T) {
 		tid := testenv.ID(t, task)
 		e1 := c.Create(t, "time-entries", M{"day": "2026-01-05", "trackingType": "WORK", "project": pid, "task": tid, "duration": 3600, "sorting": 1})
 		e2 := c.Create(t, "time-entries", M{"day": "2026-01-06", "trackingType": "WORKTIME", "startTime": "2026-01-06T08:00:00.000Z", "endTime": "2026-01-06T16:00:00.000Z"})
-		e3 := c.Create(t, "time-entries", M{"day": "2026-01-07", "trackingType": "WORK", "project": oid, "task": tid, "duration": 60, "sorting": 1})
+		otid := testenv.ID(t, c.Create(t, "tasks", M{"name": "U", "project": oid}))
+		e3 := c.Create(t, "time-entries", M{"day": "2026-01-07", "trackingType": "WORK", "project": oid, "task": otid, "duration": 60, "sorting": 1})
 		id1, id2, id3 := testenv.ID(t, e1), testenv.ID(t, e2), testenv.ID(t, e3)
 		admin := c.Get(t, "users", tn.AdminID)
 
@@ -89,6 +90,10 @@ func TestPopulate(t *testing.T) {
 			if _, leak := u["password"]; leak {
 				t.Errorf("populated user leaks the password: %v", u)
 			}
+		}
+		// A task's project expands too.
+		if got := byID(c.List(t, "/v1/tasks?populate=project"))[tid]; !reflect.DeepEqual(got["project"], map[string]any(project)) {
+			t.Errorf("tasks populate=project: %v", got)
 		}
 		// Populating a polymorphic reference follows the model.
 		doc := c.Create(t, "documents", M{"model": "project", "record": pid, "category": 7})

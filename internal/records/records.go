@@ -22,7 +22,7 @@ import (
 // Store is what the engine needs of the database.
 type Store interface {
 	Records(q store.Querier, tenantID int64, c store.Collection) store.Records
-	ListRecords(ctx context.Context, tenantID int64, c store.Collection, q *query.Query, fn func(doc []byte) error) error
+	ListRecords(ctx context.Context, tenantID int64, c store.Collection, q *query.Query, fn func(doc []byte) error) (next string, err error)
 	EachByID(ctx context.Context, tenantID int64, c store.Collection, ids []int64, fn func(id int64, doc []byte) error) error
 	Tx(ctx context.Context, fn func(q store.Querier) error) error
 }
@@ -147,10 +147,10 @@ func (s *Service) Create(ctx context.Context, caller auth.Principal, r *resource
 		var err error
 		if h.Insert != nil {
 			out, err = h.Insert(ctx, w)
-			return err
+		} else {
+			out, err = s.in(tx, caller, r).Insert(ctx, w.New)
 		}
-		out, err = s.in(tx, caller, r).Insert(ctx, w.New)
-		return err
+		return stored(ctx, h, w, err)
 	})
 	if err != nil {
 		return store.Record{}, err
@@ -196,16 +196,25 @@ func (s *Service) Update(ctx context.Context, caller auth.Principal, r *resource
 		}
 		if h.Update != nil {
 			out, err = h.Update(ctx, w)
-			return err
+		} else {
+			out, err = s.in(tx, caller, r).Update(ctx, id, w.CreatedAt, w.New)
 		}
-		out, err = s.in(tx, caller, r).Update(ctx, id, w.CreatedAt, w.New)
-		return err
+		return stored(ctx, h, w, err)
 	})
 	if err != nil {
 		return store.Record{}, err
 	}
 	w.committed()
 	return out, nil
+}
+
+// stored runs the Stored hook of a write whose storage succeeded (err
+// nil); it returns err otherwise.
+func stored(ctx context.Context, h Hooks, w *Write, err error) error {
+	if err != nil || h.Stored == nil {
+		return err
+	}
+	return h.Stored(ctx, w)
 }
 
 // normalizeAndCheck runs a create's or update's Normalize, then its Check
@@ -306,9 +315,9 @@ func (s *Service) Delete(ctx context.Context, caller auth.Principal, r *resource
 			if rec.Doc != nil {
 				out = rec
 			}
-			return err
+			return stored(ctx, h, w, err)
 		}
-		return s.in(tx, caller, r).Delete(ctx, id)
+		return stored(ctx, h, w, s.in(tx, caller, r).Delete(ctx, id))
 	})
 	if err != nil {
 		return store.Record{}, err

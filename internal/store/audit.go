@@ -524,6 +524,39 @@ func optString(v sql.NullString) *string {
 	return &v.String
 }
 
+// AuditStart is where the tenant's chain starts: after the last entry a
+// purge removed, or at its origin (audit.Origin) when none did.
+func (db *DB) AuditStart(ctx context.Context, q Querier, tenantID int64) (audit.Head, error) {
+	h := audit.Origin
+	err := q.QueryRowContext(ctx, `SELECT seq, hash FROM audit_purges WHERE tenant_id = $1`, tenantID).Scan(&h.Seq, &h.Hash)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return h, fmt.Errorf("audit log start: %w", err)
+	}
+	return h, nil
+}
+
+// AuditHead is the last entry of the tenant's chain: its start while the
+// chain has no entry.
+func (db *DB) AuditHead(ctx context.Context, tenantID int64) (audit.Head, error) {
+	var h audit.Head
+	err := db.read.QueryRowContext(ctx, selectAuditHead, tenantID).Scan(&h.Seq, &h.Hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return db.AuditStart(ctx, db.read, tenantID)
+	}
+	if err != nil {
+		return h, fmt.Errorf("audit log head: %w", err)
+	}
+	return h, nil
+}
+
+// AuditPages reads the tenant's entries a page at a time, for a walk of
+// its chain (audit.Walk).
+func (db *DB) AuditPages(tenantID int64) audit.Pages {
+	return func(ctx context.Context, after int64, limit int, fn func(audit.Entry) error) error {
+		return db.AuditEntries(ctx, tenantID, AuditFilter{After: after, Limit: limit}, fn)
+	}
+}
+
 // AuditTenants returns the ids of the tenants whose audit log has
 // entries, in order. It reads the tenants, then probes each one's log
 // over its primary key: no statement reads the whole log (which is the
@@ -639,6 +672,13 @@ func (db *DB) purgeAuditBatch(ctx context.Context, tenantID int64, before string
 			   AND (resource, record_id) IN (SELECT resource, record_id FROM audit_log
 			                                  WHERE tenant_id = $1 AND seq >= $2 AND seq <= $3 AND record_id IS NOT NULL)`,
 			tenantID, lo.Int64, through.Int64); err != nil {
+			return err
+		}
+		// The chain left starts after the last entry removed: its seq and
+		// hash are kept, for verification to start from.
+		if _, err := q.ExecContext(ctx, `INSERT INTO audit_purges (tenant_id, seq, hash)
+			SELECT tenant_id, seq, hash FROM audit_log WHERE tenant_id = $1 AND seq = $2
+			ON CONFLICT (tenant_id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`, tenantID, through.Int64); err != nil {
 			return err
 		}
 		res, err := q.ExecContext(ctx, `DELETE FROM audit_log WHERE tenant_id = $1 AND seq >= $2 AND seq <= $3`, tenantID, lo.Int64, through.Int64)

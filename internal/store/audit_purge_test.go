@@ -91,7 +91,7 @@ func sameEntries(t *testing.T, got, want []audit.Entry, from int64) {
 // cutoff, from the oldest up, in batches (the notes here span several),
 // leaves every other entry exactly as GET showed it (the befores that
 // pointed at deleted entries included) and the chain verifiable from
-// the oldest entry kept; a cutoff before every entry deletes nothing, one
+// the start the purge keeps (the last entry it removed); a cutoff before every entry deletes nothing, one
 // after every entry keeps the newest; other tenants' entries stay.
 func TestPurgeAudit(t *testing.T) {
 	t.Parallel()
@@ -147,6 +147,11 @@ func TestPurgeAudit(t *testing.T) {
 				t.Fatalf("%s: %d purged, %d of %d left from seq %d; want the entries up to seq %d gone", c.name, n, len(left), before, left[0].Seq, want)
 			}
 			sameEntries(t, left, all, want+1)
+			// The chain left starts after the last entry removed, as
+			// the purge keeps it.
+			if start, err := db.AuditStart(ctx, db, tn.ID); err != nil || start != (audit.Head{Seq: want, Hash: all[want-1].Hash}) {
+				t.Fatalf("%s: the chain's start is %+v (%v), want seq %d and its hash", c.name, start, err, want)
+			}
 		}
 
 		// The newest entry stays, however old.

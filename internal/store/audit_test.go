@@ -17,11 +17,18 @@ import (
 func entriesOf(t *testing.T, db *store.DB, tenantID int64) []audit.Entry {
 	t.Helper()
 	var out []audit.Entry
-	var v audit.Verifier
-	err := db.AuditEntries(context.Background(), tenantID, store.AuditFilter{}, func(e audit.Entry) error {
+	start, err := db.AuditStart(context.Background(), db, tenantID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := audit.NewVerifier(start)
+	err = db.AuditEntries(context.Background(), tenantID, store.AuditFilter{}, func(e audit.Entry) error {
 		out = append(out, e)
 		return v.Next(e)
 	})
+	if err == nil {
+		err = v.End()
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

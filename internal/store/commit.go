@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,7 +25,12 @@ import (
 // A write whose error leaves the transaction unusable (an interrupted
 // statement, a full disk) breaks the batch: the transaction is rolled
 // back, and the writes that had done their part run again in the next
-// batch, as on PostgreSQL after a serialization failure.
+// batch, as on PostgreSQL after a serialization failure. So does a write
+// whose request gave up (its deadline passed, its client went away)
+// after its turn but before the batch began to commit: it was told it
+// failed, so the batch must not commit it, and it cannot be taken out
+// alone. A request whose deadline passes once the commit has begun waits
+// for its outcome a little longer (deadline.go).
 
 // errBatchAborted tells a write that its batch was rolled back for a
 // neighbour's fault: it runs again.
@@ -68,6 +74,12 @@ type commitJob struct {
 	turn   chan turnGrant  // the committer's go-ahead
 	done   chan turnResult // the write's report that its turn is over
 	result chan error      // the batch's outcome, for writes that kept their work
+	// state is decided once, between a kept write's turn and its batch's
+	// commit, by whichever comes first: the committer, which commits the
+	// write (jobCommitting), or its request, which gives up on it
+	// (jobAbandoned) and is then told it failed: the batch must not
+	// commit it.
+	state atomic.Int32
 	// entries are a kept write's audit entries, made after its turn by
 	// whichever needs them first: the write, beside the turns of the
 	// writes after it, or the committer at the batch's end.
@@ -86,6 +98,13 @@ func (a *auditEntries) get() ([]pendingEntry, error) {
 	a.once.Do(func() { a.es, a.err = a.make() })
 	return a.es, a.err
 }
+
+// The states of a kept write (commitJob.state).
+const (
+	jobWaiting int32 = iota
+	jobCommitting
+	jobAbandoned
+)
 
 type turnGrant struct {
 	tx  *sql.Tx
@@ -178,6 +197,12 @@ func (c *committer) batch(first *commitJob, last int) int {
 	var failed *commitJob // a write whose audit entries could not be made
 	var heads map[int64]chainHead
 	if !broken {
+		// A write whose request has given up since its turn cannot be
+		// taken out of the transaction alone (its savepoint is
+		// released): the batch is rolled back, and the others run again.
+		broken = !commit(kept)
+	}
+	if !broken {
 		heads, failed, err = c.appendAudit(tx, kept)
 		broken = err != nil
 	}
@@ -258,6 +283,16 @@ func (c *committer) appendAudit(tx *sql.Tx, kept []*commitJob) (map[int64]chainH
 	return heads, nil, insertRows(ctx, q, insertAuditSQLite, rows)
 }
 
+// commit claims the kept writes for the commit; it reports false when
+// one of them was given up by its request first.
+func commit(kept []*commitJob) bool {
+	all := true
+	for _, j := range kept {
+		all = j.state.CompareAndSwap(jobWaiting, jobCommitting) && all
+	}
+	return all
+}
+
 // maxHeads bounds the chain heads the committer remembers.
 const maxHeads = 1 << 16
 
@@ -299,21 +334,20 @@ func (db *DB) single(ctx context.Context, fn func(q Querier) error) error {
 // writeOne runs one writing statement as a transaction of its own and
 // reports whether it changed a row.
 func (db *DB) writeOne(ctx context.Context, what, query string, args ...any) (bool, error) {
-	var res sql.Result
+	var n int64
 	err := db.single(ctx, func(q Querier) error {
-		var err error
-		res, err = q.ExecContext(ctx, query, args...)
+		res, err := q.ExecContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		// Read while the statement's connection is still this write's:
+		// database/sql locks the connection to read a result, and once
+		// it is back in its pool another statement may hold it, or (the
+		// writer's one connection under group commit) the next batch's
+		// BEGIN, waiting for a lock held elsewhere, with no deadline.
+		n, err = res.RowsAffected()
 		return err
 	})
-	return affected(res, err, what)
-}
-
-// affected reports whether a statement changed a row.
-func affected(res sql.Result, err error, what string) (bool, error) {
-	if err != nil {
-		return false, fmt.Errorf("%s: %w", what, err)
-	}
-	n, err := res.RowsAffected()
 	if err != nil {
 		return false, fmt.Errorf("%s: %w", what, err)
 	}
@@ -323,6 +357,9 @@ func affected(res sql.Result, err error, what string) (bool, error) {
 // groupTx runs fn as one write of a batch.
 func (db *DB) groupTx(ctx context.Context, fn func(q Querier) error) error {
 	c := db.committer
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("wait for the writer: %w", err)
+	}
 	j := &commitJob{ctx: ctx, turn: make(chan turnGrant), done: make(chan turnResult, 1), result: make(chan error, 1)}
 	select {
 	case c.queue <- j:
@@ -353,8 +390,22 @@ func (db *DB) groupTx(ctx context.Context, fn func(q Querier) error) error {
 	case err := <-j.result:
 		return err
 	case <-ctx.Done():
-		// The batch may still commit; the request is told it did not
-		// hear, never that it failed or succeeded.
+	}
+	if j.state.CompareAndSwap(jobWaiting, jobAbandoned) {
+		// The batch will not commit this write: it failed.
+		return fmt.Errorf("wait for the commit: %w", ctx.Err())
+	}
+	// The batch is committing it: its outcome is awaited commitGrace
+	// longer. Should even that not bring it (a disk that does not
+	// complete the sync), the request is told it did not hear, the
+	// one case where a write it was not told of may still commit
+	// (deadline.go).
+	wait, cancel := commitContext(ctx)
+	defer cancel()
+	select {
+	case err := <-j.result:
+		return err
+	case <-wait.Done():
 		return fmt.Errorf("wait for the commit: %w", ctx.Err())
 	}
 }

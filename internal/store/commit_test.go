@@ -203,6 +203,46 @@ func TestBatchLeftWaiting(t *testing.T) {
 	b.release(t, release, first, errC)
 }
 
+// TestBatchGivenUp: a write whose request gives up after its turn, while
+// the batch is still open, fails and is not committed; the batch is rolled
+// back, and the others run again and commit.
+func TestBatchGivenUp(t *testing.T) {
+	t.Parallel()
+	b := openBatchDB(t)
+	ctx := context.Background()
+	release := make(chan struct{})
+	first, runs := b.holdFirst(t, release)
+	gone, cancel := context.WithCancel(ctx)
+	errB := b.behind(t, gone, 1, func(q Querier) error { return mark(ctx, q, "b") })
+	inTurn, goOn := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	errC := b.behind(t, ctx, 2, func(q Querier) error {
+		// The batch stays open, b's turn done, until b has given up.
+		once.Do(func() { close(inTurn) })
+		<-goOn
+		return markC(q)
+	})
+	close(release)
+	<-inTurn
+	cancel()
+	if err := <-errB; !errors.Is(err, context.Canceled) {
+		t.Errorf("write given up after its turn: %v, want context.Canceled", err)
+	}
+	close(goOn)
+	if err := <-first; err != nil {
+		t.Errorf("first write: %v", err)
+	}
+	if err := <-errC; err != nil {
+		t.Errorf("third write: %v", err)
+	}
+	if got := b.marks(t); !slices.Equal(got, []string{"a", "c"}) {
+		t.Errorf("stored %v, want [a c]: the write given up must not be committed", got)
+	}
+	if *runs != 2 {
+		t.Errorf("first write ran %d times, want 2 (once more after the batch was rolled back)", *runs)
+	}
+}
+
 // TestBatchPanic: a write that panics is rolled back alone and the
 // panic reaches its caller; the batch commits the others.
 func TestBatchPanic(t *testing.T) {

@@ -32,9 +32,10 @@ type dialect interface {
 	uniqueViolation(err error) bool
 	// retryable reports whether a transaction failing with err may be run again.
 	retryable(err error) bool
-	// lock serialises transactions that use the same key of the tenant
-	// until they end.
-	lock(ctx context.Context, q Querier, tenantID int64, key string) error
+	// lock serialises transactions that use the same keys of the tenant
+	// until they end, taking the keys one after the other in the order
+	// given (an empty list takes none).
+	lock(ctx context.Context, q Querier, tenantID int64, keys []string) error
 	// crossTenantRead prepares the transaction q for a read across all
 	// tenants that the transaction follows with writes.
 	crossTenantRead(ctx context.Context, q Querier) error
@@ -46,6 +47,14 @@ type dialect interface {
 	// forUpdate is the clause that keeps the rows a SELECT reads locked
 	// until the transaction ends.
 	forUpdate() string
+	// forShare is the clause that keeps the rows a SELECT reads from
+	// changing until the transaction ends, while other transactions may
+	// hold them so too.
+	forShare() string
+	// docParam is the bound JSON text p as the column doc stores it,
+	// where the statement gives the value no type of its own (a branch
+	// of CASE).
+	docParam(p string) string
 	// setAttribute is the document with the string attribute name (a
 	// constant of Planwerk's) set to the bound value v, and updatedAt to
 	// the bound timestamp now.
@@ -68,9 +77,11 @@ type dialect interface {
 	// changeSizeStored says whether changes store their documents' size
 	// (doc_bytes), which every insert of changes then writes.
 	changeSizeStored() bool
-	// eachDoc runs a query of one text column on pool and calls fn with
-	// each row's value, valid only during the call.
-	eachDoc(ctx context.Context, pool *readPool, query string, args []any, fn func(doc []byte) error) error
+	// eachDoc runs a query of a text column and n more on pool and calls
+	// fn with each row's text, valid only during the call; the other
+	// columns are read on row keysAt (1 for the first) only, in the types
+	// the driver reads them as, and given to fn with it (else nil).
+	eachDoc(ctx context.Context, pool *readPool, query string, args []any, n, keysAt int, fn func(doc []byte, keys []any) error) error
 	// insertWithNewID, when not empty, is an INSERT of a records-table
 	// record that draws the record's id itself and returns it, saving
 	// the round trip of nextID: parameters tenant, resource, document
@@ -96,6 +107,9 @@ type dialect interface {
 	// idsHandedOut is the tenant's id counter where it has one of its
 	// own, else 0.
 	idsHandedOut(ctx context.Context, q Querier, tenantID int64) (int64, error)
+	// idsToReserve is how far reserveIDs goes for a tenant whose rows
+	// hold ids up to held and who had drawn up to drawn.
+	idsToReserve(held, drawn int64) int64
 	// reserveIDs makes the ids the tenant draws from now on greater than
 	// through.
 	reserveIDs(ctx context.Context, q Querier, tenantID, through int64) error
@@ -115,6 +129,15 @@ type dialect interface {
 	// retireTenantID keeps the id of a tenant being erased from being
 	// handed out again, in q.
 	retireTenantID(ctx context.Context, q Querier, tenantID int64) error
+	// refreshStatistics renews the planner's statistics where they are
+	// missing or stale, on the write pool (statistics.go); nothing where
+	// the server keeps them itself.
+	refreshStatistics(ctx context.Context, pool *sql.DB) error
+	// analyze renews the statistics of the tables.
+	analyze(ctx context.Context, pool *sql.DB, tables []string) error
+	// afterMigrations renews the statistics that applied migrations may
+	// have left without.
+	afterMigrations(ctx context.Context, pool *sql.DB) error
 }
 
 // sqliteDialect is SQLite's, on the database file at path.
@@ -163,7 +186,7 @@ func (sqliteDialect) uniqueViolation(err error) bool {
 func (sqliteDialect) retryable(error) bool { return false }
 
 // SQLite write transactions already exclude each other.
-func (sqliteDialect) lock(context.Context, Querier, int64, string) error { return nil }
+func (sqliteDialect) lock(context.Context, Querier, int64, []string) error { return nil }
 
 // One database file holds every tenant.
 func (sqliteDialect) crossTenantRead(context.Context, Querier) error { return nil }
@@ -190,6 +213,8 @@ func (sqliteDialect) storedDoc() string { return "doc" }
 // SQLite write transactions already hold the database's write lock.
 func (sqliteDialect) forUpdate() string { return "" }
 
+func (sqliteDialect) forShare() string { return "" }
+
 // SQLite has one writing process: its commits wake waiters directly. Its
 // statements cost no round trip, so the positions and the changes are two.
 func (sqliteDialect) claimChanges(ctx context.Context, q Querier, tenantID int64, n int, head []Change) (int64, error) {
@@ -202,18 +227,35 @@ func (sqliteDialect) claimChanges(ctx context.Context, q Querier, tenantID int64
 	return first, insertChanges(ctx, q, tenantID, first, head, false)
 }
 
-func (sqliteDialect) eachDoc(ctx context.Context, pool *readPool, query string, args []any, fn func(doc []byte) error) error {
+func (sqliteDialect) eachDoc(ctx context.Context, pool *readPool, query string, args []any, n, keysAt int, fn func(doc []byte, keys []any) error) error {
 	rows, err := pool.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	var doc sql.RawBytes
-	for rows.Next() {
-		if err := rows.Scan(&doc); err != nil {
+	// The other columns are scanned as bytes, which costs no allocation,
+	// except on row keysAt.
+	skip := make([]sql.RawBytes, n)
+	keys := make([]any, n)
+	dest := make([]any, 1+n)
+	dest[0] = &doc
+	for row := 1; rows.Next(); row++ {
+		for i := range n {
+			if row == keysAt {
+				dest[1+i] = &keys[i]
+			} else {
+				dest[1+i] = &skip[i]
+			}
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return err
 		}
-		if err := fn(doc); err != nil {
+		var got []any
+		if row == keysAt {
+			got = keys
+		}
+		if err := fn(doc, got); err != nil {
 			return err
 		}
 	}
@@ -222,6 +264,9 @@ func (sqliteDialect) eachDoc(ctx context.Context, pool *readPool, query string, 
 
 // SQLite draws ids before the insert, in process.
 func (sqliteDialect) insertWithNewID() string { return "" }
+
+// SQLite stores the document as the text.
+func (sqliteDialect) docParam(p string) string { return p }
 
 func (sqliteDialect) setAttribute(name, v, now string) string {
 	return "json_set(doc, '$." + name + "', " + v + ", '$.updatedAt', " + now + ")"
@@ -321,11 +366,40 @@ func (postgresDialect) retryable(err error) bool {
 // written so that it stays locked until the transaction ends: a row lock
 // holds across a Citus cluster, where an advisory lock would hold only on
 // the node that took it. The first use of a key makes its row.
-func (postgresDialect) lock(ctx context.Context, q Querier, tenantID int64, key string) error {
-	if _, err := q.ExecContext(ctx,
-		`INSERT INTO locks (tenant_id, key) VALUES ($1, $2) ON CONFLICT (tenant_id, key) DO UPDATE SET key = EXCLUDED.key`,
-		tenantID, lockKey(key)); err != nil {
-		return fmt.Errorf("lock %q: %w", key, err)
+//
+// Several keys are one statement, one round trip: its rows of VALUES are
+// inserted one after the other, each waiting for its row's lock before
+// the next is tried, as if each key were a statement of its own; so the
+// order of the keys is the order their locks are taken in. A key's hash
+// repeated (the same key, or two whose hashes collide) is taken once, at
+// its first place: a statement may not lock its own row twice.
+func (postgresDialect) lock(ctx context.Context, q Querier, tenantID int64, keys []string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	var sb strings.Builder
+	sb.WriteString(`INSERT INTO locks (tenant_id, key) VALUES `)
+	args := make([]any, 1, len(keys)+1)
+	args[0] = tenantID
+	seen := make(map[int64]bool, len(keys))
+	for _, key := range keys {
+		k := lockKey(key)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if len(args) > 1 {
+			sb.WriteString(", ")
+		}
+		args = append(args, k)
+		fmt.Fprintf(&sb, "($1, $%d)", len(args))
+	}
+	sb.WriteString(` ON CONFLICT (tenant_id, key) DO UPDATE SET key = EXCLUDED.key`)
+	if _, err := q.ExecContext(ctx, sb.String(), args...); err != nil {
+		if len(keys) == 1 {
+			return fmt.Errorf("lock %q: %w", keys[0], err)
+		}
+		return fmt.Errorf("lock %q and %d more: %w", keys[0], len(keys)-1, err)
 	}
 	return nil
 }
@@ -391,6 +465,8 @@ func (postgresDialect) changeSizeStored() bool { return true }
 func (postgresDialect) storedDoc() string { return "doc_text" }
 
 func (postgresDialect) forUpdate() string { return " FOR UPDATE" }
+
+func (postgresDialect) forShare() string { return " FOR SHARE" }
 
 // PostgreSQL does it in one statement, one round trip: positions, rows
 // and notification (sent at commit, once however many statements ask).
@@ -505,7 +581,7 @@ func changeValues(tenantID int64, n int, head []Change) (values string, args []a
 
 // PostgreSQL hands each row's bytes over as pgx read them: through
 // database/sql every row would become a string first.
-func (postgresDialect) eachDoc(ctx context.Context, pool *readPool, query string, args []any, fn func(doc []byte) error) error {
+func (postgresDialect) eachDoc(ctx context.Context, pool *readPool, query string, args []any, n, keysAt int, fn func(doc []byte, keys []any) error) error {
 	conn, err := pool.Conn(ctx)
 	if err != nil {
 		return err
@@ -521,8 +597,16 @@ func (postgresDialect) eachDoc(ctx context.Context, pool *readPool, query string
 			return err
 		}
 		defer rows.Close()
-		for rows.Next() {
-			if err := fn(rows.RawValues()[0]); err != nil {
+		for row := 1; rows.Next(); row++ {
+			var got []any
+			if row == keysAt && n > 0 {
+				vs, err := rows.Values()
+				if err != nil {
+					return err
+				}
+				got = vs[1:]
+			}
+			if err := fn(rows.RawValues()[0], got); err != nil {
 				return err
 			}
 		}
@@ -544,6 +628,8 @@ func (postgresDialect) insertWithNewID() string {
 // coordinator, on a connection of its own to the shard's node, and a
 // transaction that writes over two connections commits in two phases.
 func (citusDialect) insertWithNewID() string { return "" }
+
+func (postgresDialect) docParam(p string) string { return "CAST(" + p + " AS jsonb)" }
 
 func (postgresDialect) setAttribute(name, v, now string) string {
 	return "jsonb_set(jsonb_set(doc, '{" + name + "}', to_jsonb(" + v + "::text)), '{updatedAt}', to_jsonb(" + now + "::text))"

@@ -41,6 +41,34 @@ func Fault(err error) error {
 	return err
 }
 
+// unavailableCode reports whether a PostgreSQL error of the SQLSTATE
+// code is the server's failure to serve in time rather than the
+// request's mistake: whatever ended the session or the transaction for
+// the server's own reasons (a timeout, a shutdown, an operator, a
+// fail-over, an aborted commit) is retried by the client, never a 500.
+func unavailableCode(code string) bool {
+	switch {
+	case strings.HasPrefix(code, "08"), // connection exception
+		strings.HasPrefix(code, "53"),  // insufficient resources, too many connections
+		strings.HasPrefix(code, "57P"): // admin or crash shutdown, cannot connect now, idle session timeout
+		return true
+	}
+	switch code {
+	case "57014", // query_canceled: the statement timeout, a cancel request
+		"55P03",      // lock_not_available: the lock timeout
+		"25006",      // read-only transaction: a standby after a fail-over
+		"25P03",      // idle_in_transaction_session_timeout: the session was ended
+		"40001",      // serialization_failure, still after the retries of Tx
+		"40P01",      // deadlock_detected, likewise
+		"40003",      // statement_completion_unknown
+		"58000",      // system_error
+		"58030",      // io_error: the server's disk fails
+		commitByCode: // the commit came after its request's deadline
+		return true
+	}
+	return false
+}
+
 // ErrStatementTimeout marks a statement the database ended because it
 // ran longer than the statement timeout.
 var ErrStatementTimeout = errors.New("statement timeout")
@@ -60,12 +88,7 @@ func full(err error) bool {
 func unavailable(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		return strings.HasPrefix(pgErr.Code, "08") || // connection exception
-			strings.HasPrefix(pgErr.Code, "53") || // insufficient resources, too many connections
-			strings.HasPrefix(pgErr.Code, "57P") || // shutting down, starting up
-			pgErr.Code == "57014" || // query_canceled: the statement timeout
-			pgErr.Code == "55P03" || // lock_not_available
-			pgErr.Code == "25006" // read-only transaction: a standby after a fail-over
+		return unavailableCode(pgErr.Code)
 	}
 	var sqErr *sqlite.Error
 	if errors.As(err, &sqErr) {

@@ -12,6 +12,13 @@ import (
 // FindRecords returns the records of a collection that match where, in id
 // order, at most limit of them. Inside a transaction pass its Querier.
 func (db *DB) FindRecords(ctx context.Context, q Querier, tenantID int64, c Collection, where query.Node, limit int) ([]Record, error) {
+	return db.findRecords(ctx, q, tenantID, c, where, limit, false)
+}
+
+// findRecords is FindRecords; with lock set, inside a transaction, the
+// rows stay locked until it ends, and an update's audit entry shows each
+// record as read here (as after GetRecord with lock).
+func (db *DB) findRecords(ctx context.Context, q Querier, tenantID int64, c Collection, where query.Node, limit int, lock bool) ([]Record, error) {
 	if q == nil {
 		q = db.read
 	}
@@ -23,6 +30,9 @@ func (db *DB) FindRecords(ctx context.Context, q Querier, tenantID int64, c Coll
 		Where:   where,
 		Limit:   int64(limit),
 	})
+	if lock {
+		s.Write(db.dialect.forUpdate())
+	}
 	rows, err := q.QueryContext(ctx, s.String(), s.Args...)
 	if err != nil {
 		return nil, fmt.Errorf("find %s: %w", c.Resource, err)
@@ -41,6 +51,11 @@ func (db *DB) FindRecords(ctx context.Context, q Querier, tenantID int64, c Coll
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("find %s: %w", c.Resource, err)
 	}
+	if t, ok := q.(*txn); ok && lock {
+		for _, r := range out {
+			t.image(tenantID, c.name(), r.ID, r.Doc)
+		}
+	}
 	return out, nil
 }
 
@@ -51,8 +66,15 @@ func (db *DB) FindRecords(ctx context.Context, q Querier, tenantID int64, c Coll
 func (db *DB) SetAttribute(ctx context.Context, q Querier, tenantID int64, c Collection, where query.Node, name string, value string) (int64, error) {
 	changed := &query.Cond{Field: query.Field{Name: name}, Op: query.Ne, Values: []query.Value{{Kind: query.KindString, Str: value}}}
 	where = &query.And{Terms: []query.Node{where, changed}}
-	if err := db.lockImages(ctx, q, tenantID, c, where); err != nil {
+	locked, err := db.lockImages(ctx, q, tenantID, c, where)
+	if err != nil {
 		return 0, fmt.Errorf("set %s of %s: %w", name, c.Resource, err)
+	}
+	if locked == 0 {
+		// The set happens as of the read, which found nothing to change:
+		// a row that came to match since would change without the image
+		// its audit entry shows.
+		return 0, nil
 	}
 	var s query.SQL
 	now := s.Arg(Timestamp(time.Now()))
@@ -73,11 +95,12 @@ func (db *DB) SetAttribute(ctx context.Context, q Querier, tenantID int64, c Col
 
 // lockImages reads and locks the records of a transaction's update
 // that match where, before it, so that their audit entries show them as
-// they were.
-func (db *DB) lockImages(ctx context.Context, q Querier, tenantID int64, c Collection, where query.Node) error {
+// they were, and returns how many it locked; -1 where it reads none (no
+// transaction, or no audit).
+func (db *DB) lockImages(ctx context.Context, q Querier, tenantID int64, c Collection, where query.Node) (int, error) {
 	t, ok := q.(*txn)
 	if !ok || db.noAudit {
-		return nil
+		return -1, nil
 	}
 	var s query.SQL
 	s.Write("SELECT id, ", db.dialect.storedDoc(), " FROM ", c.Table, " WHERE ")
@@ -87,18 +110,20 @@ func (db *DB) lockImages(ctx context.Context, q Querier, tenantID int64, c Colle
 	s.Write(db.dialect.forUpdate())
 	rows, err := q.QueryContext(ctx, s.String(), s.Args...)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer rows.Close()
+	n := 0
 	for rows.Next() {
 		var id int64
 		var doc string
 		if err := rows.Scan(&id, &doc); err != nil {
-			return err
+			return 0, err
 		}
 		t.image(tenantID, c.name(), id, []byte(doc))
+		n++
 	}
-	return rows.Err()
+	return n, rows.Err()
 }
 
 // changedRows runs an UPDATE … RETURNING id, doc and records a change of
@@ -139,7 +164,14 @@ func (db *DB) changedRows(ctx context.Context, q Querier, tenantID int64, c Coll
 // tenant, until they end. SQLite write transactions already exclude each
 // other.
 func (db *DB) Lock(ctx context.Context, q Querier, tenantID int64, key string) error {
-	return db.dialect.lock(ctx, q, tenantID, key)
+	return db.dialect.lock(ctx, q, tenantID, []string{key})
+}
+
+// LockAll is Lock of each key, one after the other in the order given,
+// in one statement: a transaction that takes several locks in a fixed
+// order takes them so in one round trip.
+func (db *DB) LockAll(ctx context.Context, q Querier, tenantID int64, keys []string) error {
+	return db.dialect.lock(ctx, q, tenantID, keys)
 }
 
 // TouchRecord sets a record's updatedAt to now: a change that belongs to

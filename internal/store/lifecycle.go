@@ -18,6 +18,19 @@ import (
 // (internal/lifecycle): a consistent read of everything a tenant has,
 // the ids it has drawn, and a lock that keeps two commands off one slug.
 
+// Scan runs fn, whose reads may be long (a report, a sum over a range),
+// on the read pool with a slot of the tenant's share of list scans (the
+// tenant ctx carries, see gate.WithKey): a tenant runs at most its share
+// of them at once, however many it asks for.
+func (db *DB) Scan(ctx context.Context, fn func(q Querier) error) error {
+	release, err := db.reads.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return fn(db.read)
+}
+
 // Snapshot runs fn in one read-only transaction on a reader connection:
 // every read of fn sees the database as it was at one moment, while the
 // writers go on. No statement timeout ends its reads, however long they
@@ -47,14 +60,23 @@ func (db *DB) IDsHandedOut(ctx context.Context, q Querier, tenantID int64) (int6
 }
 
 // ReserveIDs makes every id the tenant draws from now on greater than
-// through. On PostgreSQL the one sequence moves forward when it is
-// behind; it never moves back.
-func (db *DB) ReserveIDs(ctx context.Context, q Querier, tenantID, through int64) error {
+// held, the largest id its rows hold, and, where the tenant has a
+// counter of its own (SQLite), than drawn, the highest it had drawn
+// (deleted records' ids included). Where one sequence serves every
+// tenant (PostgreSQL) it moves forward only as far as the rows need:
+// an id drawn but held by no row collides with nothing, and the sequence
+// is every tenant's. It never moves back.
+func (db *DB) ReserveIDs(ctx context.Context, q Querier, tenantID, held, drawn int64) error {
+	through := db.dialect.idsToReserve(held, drawn)
 	if err := db.dialect.reserveIDs(ctx, q, tenantID, through); err != nil {
 		return fmt.Errorf("reserve ids through %d: %w", through, err)
 	}
 	return nil
 }
+
+func (sqliteDialect) idsToReserve(held, drawn int64) int64 { return max(held, drawn) }
+
+func (postgresDialect) idsToReserve(held, _ int64) int64 { return held }
 
 // LockTenant keeps other processes from moving the tenant of slug (an
 // import, an erasure) until the returned function is called. It does not

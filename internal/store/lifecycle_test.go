@@ -39,28 +39,48 @@ func TestLockTenant(t *testing.T) {
 	})
 }
 
-// TestReserveIDs: after ReserveIDs the tenant's ids exceed the mark, and
-// a lower mark later takes none back.
+// TestReserveIDs: after ReserveIDs the tenant's ids exceed the ids its
+// rows hold, and a lower mark later takes none back; the ids it had
+// drawn beyond those count where the tenant has a counter of its own
+// (SQLite), and move no sequence that every tenant draws from
+// (PostgreSQL).
 func TestReserveIDs(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		db := testenv.OpenDB(t, b)
 		tn := testenv.BareTenant(t, db, "acme")
-		reserve := func(through int64) {
+		other := testenv.BareTenant(t, db, "other")
+		reserve := func(held, drawn int64) {
 			t.Helper()
-			if err := db.Tx(ctx, func(q store.Querier) error { return db.ReserveIDs(ctx, q, tn.ID, through) }); err != nil {
+			if err := db.Tx(ctx, func(q store.Querier) error { return db.ReserveIDs(ctx, q, tn.ID, held, drawn) }); err != nil {
 				t.Fatal(err)
 			}
 		}
-		reserve(5000)
+		reserve(5000, 0)
 		first, err := db.NewID(ctx, db, tn.ID)
 		if err != nil || first <= 5000 {
 			t.Fatalf("id after reserving 5000: %d %v", first, err)
 		}
-		reserve(10)
+		reserve(10, 0)
 		if next, err := db.NewID(ctx, db, tn.ID); err != nil || next <= first {
 			t.Errorf("id after reserving 10 below the ids drawn: %d %v, want above %d", next, err, first)
+		}
+		reserve(first+2, 1<<53)
+		next, err := db.NewID(ctx, db, tn.ID)
+		others, oerr := db.NewID(ctx, db, other.ID)
+		if err != nil || oerr != nil {
+			t.Fatal(err, oerr)
+		}
+		switch b.Name {
+		case "sqlite":
+			if next <= 1<<53 || others > 1<<20 {
+				t.Errorf("SQLite: ids %d (want above the 2^53 drawn) and %d of another tenant (want its own, low)", next, others)
+			}
+		case "postgres":
+			if next <= first+2 || next > 1<<40 || others > 1<<40 {
+				t.Errorf("PostgreSQL: ids %d and %d of another tenant, want above %d and the shared sequence not moved to 2^53", next, others, first+2)
+			}
 		}
 		var handed int64
 		if err := db.Tx(ctx, func(q store.Querier) error {
@@ -70,8 +90,8 @@ func TestReserveIDs(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		if want := map[string]bool{"sqlite": handed > first, "postgres": handed == 0}; !want[b.Name] {
-			t.Errorf("ids handed out on %s: %d (first id %d)", b.Name, handed, first)
+		if want := map[string]bool{"sqlite": handed >= next, "postgres": handed == 0}; !want[b.Name] {
+			t.Errorf("ids handed out on %s: %d (last id %d)", b.Name, handed, next)
 		}
 	})
 }

@@ -35,6 +35,11 @@ func (db *DB) Migrate(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("migrate: %w", err)
 	}
+	if len(results) > 0 {
+		if err := db.afterMigrations(ctx); err != nil {
+			return len(results), fmt.Errorf("migrate: %w", err)
+		}
+	}
 	return len(results), nil
 }
 

@@ -3,10 +3,12 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
@@ -18,6 +20,11 @@ import (
 // never while an answer travels back to this process and waits for a
 // CPU, so that one tenant's commits follow each other as fast as the
 // server makes them durable.
+//
+// The same round trip carries the commit's deadline check
+// (planwerk_commit_by, deadline.go): a COMMIT that waits in the server's
+// socket or behind the position lock past its request's deadline rolls
+// the transaction back when the server reaches it.
 
 // pipelinedTx runs fn in a transaction on one connection of the pool.
 func (db *DB) pipelinedTx(ctx context.Context, fn func(q Querier) error) (err error) {
@@ -31,11 +38,10 @@ func (db *DB) pipelinedTx(ctx context.Context, fn func(q Querier) error) (err er
 	}
 	open := true
 	// Also when fn panics: the connection goes back to the pool outside
-	// any transaction, or (when even the rollback fails) is discarded by
-	// the driver's session reset, which refuses a connection in one.
+	// any transaction, or (when even the rollback fails) is closed.
 	defer func() {
 		if open {
-			rollback(conn)
+			rollback(ctx, conn)
 		}
 	}()
 	t := &txn{Querier: conn}
@@ -88,25 +94,58 @@ func (db *DB) commitPipelined(ctx context.Context, conn *sql.Conn, t *txn) ([]in
 			return nil, err
 		}
 	}
+	if deadline, ok := ctx.Deadline(); ok {
+		batch.Queue(commitBy, deadline)
+	}
 	batch.Queue(`COMMIT`)
+	// A request that has given up sends no COMMIT; one that has not
+	// hears the commit's outcome up to commitGrace after its deadline.
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("commit: %w", err)
+	}
+	wait, cancel := commitContext(ctx)
+	defer cancel()
 	err = conn.Raw(func(dc any) error {
 		c, ok := dc.(*stdlib.Conn)
 		if !ok {
 			return fmt.Errorf("a PostgreSQL connection of %T", dc)
 		}
-		return c.Conn().SendBatch(ctx, batch).Close()
+		return c.Conn().SendBatch(wait, batch).Close()
 	})
 	if err != nil {
+		if commitRefused(err) {
+			err = fmt.Errorf("%w: %w", ErrCommitTooLate, err)
+		}
 		return nil, fmt.Errorf("commit: %w", err)
 	}
 	return tenants, nil
 }
 
+// commitBy is the commit's deadline check (migration 00029).
+const commitBy = `SELECT planwerk_commit_by($1)`
+
+// commitRefused reports whether err is the deadline check's refusal.
+func commitRefused(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == commitByCode
+}
+
 // rollback ends the connection's transaction, whether or not the request
-// that ran it is still there.
-func rollback(conn *sql.Conn) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+// that ran it is still there, by the request's deadline and commitGrace.
+func rollback(ctx context.Context, conn *sql.Conn) {
+	ctx, cancel := cleanupContext(ctx)
 	defer cancel()
-	// When it fails, the session reset discards the connection.
-	_, _ = conn.ExecContext(ctx, `ROLLBACK`)
+	if _, err := conn.ExecContext(ctx, `ROLLBACK`); err == nil {
+		return
+	}
+	// The transaction may still be open on the server, holding its
+	// locks: the connection goes now (its socket closed, nothing more
+	// sent), and the server ends the transaction with it, rather than
+	// when the pool next hands the connection out.
+	_ = conn.Raw(func(dc any) error {
+		if c, ok := dc.(*stdlib.Conn); ok {
+			_ = c.Conn().PgConn().Conn().Close()
+		}
+		return driver.ErrBadConn
+	})
 }

@@ -25,14 +25,7 @@ func TestPublicHolidayMigration(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
-		db, err := store.Open(ctx, testenv.DSN(t, b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		if err := db.MigrateTo(ctx, beforePublicHoliday); err != nil {
-			t.Fatal(err)
-		}
+		db := openAt(t, testenv.DSN(t, b), beforePublicHoliday)
 		// The old release's data is written by today's store, which
 		// records every write in the change feed (with its size on
 		// PostgreSQL), locks rows of locks, reads the documents' stored
@@ -190,6 +183,22 @@ func insert(t *testing.T, db *store.DB, tenantID int64, c store.Collection, doc 
 	}); err != nil {
 		t.Fatalf("insert %s: %v", c.Resource, err)
 	}
+}
+
+// openAt opens the empty database of dsn migrated up to version, closed
+// when the test ends.
+func openAt(t *testing.T, dsn string, version int64) *store.DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.MigrateTo(ctx, version); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
 
 func exec(t *testing.T, db *store.DB, query string, args ...any) {

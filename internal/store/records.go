@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"planwerk/internal/etag"
+	"planwerk/internal/jsontext"
 	"planwerk/internal/query"
 )
 
@@ -90,7 +91,7 @@ func Stamp(doc map[string]any, id int64, createdAt, updatedAt string) ([]byte, e
 	doc["id"] = id
 	doc["createdAt"] = createdAt
 	doc["updatedAt"] = updatedAt
-	b, err := json.Marshal(doc)
+	b, err := jsontext.Marshal(doc)
 	if err != nil {
 		return nil, fmt.Errorf("encode record: %w", err)
 	}
@@ -170,18 +171,39 @@ const (
 	standInMember = `"id":918273645546372`
 )
 
+// rowLock is how a read of one record locks its row.
+type rowLock int
+
+const (
+	noLock     rowLock = iota
+	updateLock         // for the transaction's own change of the row
+	shareLock          // the row must not change; others may share it
+)
+
 // GetRecord reads one record. With lock set and inside a transaction, the
 // row stays locked until the transaction ends.
 func (db *DB) GetRecord(ctx context.Context, q Querier, tenantID int64, c Collection, id int64, lock bool) (Record, error) {
-	k := getKey{c, lock}
+	mode := noLock
+	if lock {
+		mode = updateLock
+	}
+	return db.getRecord(ctx, q, tenantID, c, id, mode)
+}
+
+// getRecord is GetRecord with the row's lock named.
+func (db *DB) getRecord(ctx context.Context, q Querier, tenantID int64, c Collection, id int64, mode rowLock) (Record, error) {
+	k := getKey{c, mode}
 	text, ok := db.gets.Load(k)
 	if !ok {
 		var s query.SQL
 		s.Write("SELECT ", db.dialect.storedDoc(), ", COALESCE(etag, '') FROM ", c.Table, " WHERE ")
 		c.scope(&s, tenantID)
 		s.Write(" AND id = ", s.Arg(id))
-		if lock {
+		switch mode {
+		case updateLock:
 			s.Write(db.dialect.forUpdate())
+		case shareLock:
+			s.Write(db.dialect.forShare())
 		}
 		text = s.String()
 		db.gets.Store(k, text)
@@ -197,7 +219,7 @@ func (db *DB) GetRecord(ctx context.Context, q Querier, tenantID int64, c Collec
 	if err != nil {
 		return Record{}, fmt.Errorf("get %s %d: %w", c.Resource, id, err)
 	}
-	if t, ok := q.(*txn); ok && lock {
+	if t, ok := q.(*txn); ok && mode == updateLock {
 		t.image(tenantID, c.name(), id, []byte(doc))
 	}
 	return Record{ID: id, Doc: Doc(doc), ETag: tag}, nil
@@ -277,38 +299,66 @@ func (db *DB) RecordExists(ctx context.Context, q Querier, tenantID int64, c Col
 // should be quick: copy, do not wait.
 // Rows are read one at a time: the document slice is only valid during
 // the call. The criteria compile to a single parameterised statement.
-func (db *DB) ListRecords(ctx context.Context, tenantID int64, c Collection, q *query.Query, fn func(doc []byte) error) error {
+// When q.Limit cut the list short, next is the cursor (query.Cursor) of
+// the page's last row: the after= of the next page; else it is empty.
+func (db *DB) ListRecords(ctx context.Context, tenantID int64, c Collection, q *query.Query, fn func(doc []byte) error) (next string, err error) {
 	var s query.SQL
+	// One row more than the page tells whether another page follows.
+	limit := int64(q.Limit)
+	if limit > 0 {
+		limit++
+	}
 	db.dialect.compiler().Select(&s, query.Select{
 		Columns: db.dialect.storedDoc(),
 		Table:   c.Table,
 		Scope:   func(s *query.SQL) { c.scope(s, tenantID) },
 		Where:   q.Where,
 		Sort:    q.Sort,
-		Limit:   int64(q.Limit),
+		Limit:   limit,
 		Skip:    int64(q.Skip),
+		After:   q.After,
+		Keys:    true,
 	})
 	release, err := db.reads.Acquire(ctx)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer release()
-	var failed error // fn's own error, passed on unwrapped
-	err = db.dialect.eachDoc(ctx, db.read, s.String(), s.Args, func(doc []byte) error {
+	var (
+		failed error // fn's own error, passed on unwrapped
+		n      int
+		last   []any
+	)
+	err = db.dialect.eachDoc(ctx, db.read, s.String(), s.Args, query.Terms(q.Sort), q.Limit, func(doc []byte, keys []any) error {
+		if n++; n > q.Limit {
+			next, failed = query.Cursor(q.Sort, last)
+			return errPageFull
+		}
+		if keys != nil {
+			last = keys
+		}
 		if err := fn(doc); err != nil {
 			failed = err
 			return err
 		}
 		return nil
 	})
-	if err != nil && failed == nil {
-		return fmt.Errorf("list %s: %w", c.Resource, err)
+	switch {
+	case errors.Is(err, errPageFull) && failed == nil:
+		return next, nil
+	case failed != nil:
+		return "", failed
+	case err != nil:
+		return "", fmt.Errorf("list %s: %w", c.Resource, err)
 	}
-	return err
+	return "", nil
 }
+
+// errPageFull ends the read of a list at the row after its page.
+var errPageFull = errors.New("the page is full")
 
 // getKey names one of GetRecord's statements.
 type getKey struct {
 	c    Collection
-	lock bool
+	lock rowLock
 }

@@ -25,7 +25,8 @@ import (
 //     housekeeping across tenants;
 //   - a foreign key of a tenant table refers to a global table, or to a
 //     tenant table through tenant_id; a global table refers to none;
-//   - no identity column, no trigger, no function but the helper.
+//   - no identity column, no trigger, no function but the helper and
+//     the commit's deadline check (00029), which read no table.
 //
 // goose's own version table stays on the coordinator and is not ours.
 const versionTable = "schema_migrations"
@@ -44,7 +45,7 @@ var sweepIndexes = map[string]bool{
 }
 
 // schemaFunctions are the functions the schema may hold.
-var schemaFunctions = []string{"planwerk_distribute"}
+var schemaFunctions = []string{"planwerk_distribute", "planwerk_commit_by"}
 
 var (
 	distributeCall = regexp.MustCompile(`planwerk_distribute\('([a-z_]+)', '([a-z]+)'\)`)

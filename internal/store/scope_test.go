@@ -204,6 +204,34 @@ func recordsCases() []recordsCase {
 			}
 		},
 	}, {
+		name: "Share",
+		outsider: func(t *testing.T, db *store.DB, own, h handle, rec, twin store.Record) {
+			inTx(t, db, func(q store.Querier) error {
+				if _, err := h(q).Share(ctx, rec.ID); !errors.Is(err, store.ErrNotFound) {
+					t.Errorf("Share = %v, want ErrNotFound", err)
+				}
+				return nil
+			})
+		},
+		owner: func(t *testing.T, db *store.DB, h handle, rec store.Record) {
+			inTx(t, db, func(q store.Querier) error {
+				got, err := h(q).Share(ctx, rec.ID)
+				if err != nil || got.ID != rec.ID || !sameDoc(t, got.Doc, rec.Doc) {
+					t.Errorf("Share = %d %s, %v; want %d %s", got.ID, got.Doc, err, rec.ID, rec.Doc)
+				}
+				if !lockedElsewhere(t, db, rec) {
+					t.Error("after Share, another connection may change the record")
+				}
+				if _, local := db.LocalFile(); !local && !sharedElsewhere(t, db, rec) {
+					t.Error("after Share, another connection may not share the record")
+				}
+				return nil
+			})
+			if lockedElsewhere(t, db, rec) {
+				t.Error("the record stays locked after the transaction ended")
+			}
+		},
+	}, {
 		name: "Exists",
 		outsider: func(t *testing.T, db *store.DB, own, h handle, rec, twin store.Record) {
 			if ok, err := h(nil).Exists(ctx, rec.ID); ok || err != nil {
@@ -476,6 +504,25 @@ func decode(t *testing.T, doc []byte) testenv.M {
 func sameDoc(t *testing.T, a, b []byte) bool {
 	t.Helper()
 	return reflect.DeepEqual(decode(t, a), decode(t, b))
+}
+
+// sharedElsewhere reports whether another PostgreSQL connection may read
+// the record FOR SHARE at once.
+func sharedElsewhere(t *testing.T, db *store.DB, rec store.Record) bool {
+	t.Helper()
+	var tenantID int64
+	if err := db.QueryRowContext(context.Background(), `SELECT tenant_id FROM records WHERE id = $1`, rec.ID).Scan(&tenantID); err != nil {
+		t.Fatalf("the record's tenant: %v", err)
+	}
+	_, err := db.ExecContext(context.Background(), `SELECT 1 FROM records WHERE tenant_id = $1 AND id = $2 FOR SHARE NOWAIT`, tenantID, rec.ID)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "55P03" {
+		return false
+	}
+	if err != nil {
+		t.Fatalf("share on another connection: %v", err)
+	}
+	return true
 }
 
 // lockedElsewhere reports whether another connection would have to wait

@@ -24,6 +24,7 @@ import (
 	"github.com/XSAM/otelsql"
 	"github.com/exaring/otelpgx"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/multitracer"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/puzpuzpuz/xsync/v4"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
@@ -107,6 +108,11 @@ type Options struct {
 	// that runs it (OpenTelemetry: otelpgx on PostgreSQL, otelsql on
 	// SQLite), with the statement's text but never its parameters.
 	Trace bool
+	// Statements, when set, hears every statement sent to the database,
+	// with its parameters, before it runs: for tests that ask the engine
+	// how it plans what the service runs (EXPLAIN). Never in a service.
+	// On SQLite it takes the place of Trace.
+	Statements func(query string, args []any)
 }
 
 // DefaultOptions are the options of Open.
@@ -227,6 +233,10 @@ func openSQLite(ctx context.Context, dsn, path string, opts Options) (*DB, error
 		db.Close()
 		return nil, err
 	}
+	// Statistics where a table has none or they are stale, before the
+	// first reader reads them (statistics.go). A failure does not keep the
+	// database from opening: the statistics job tries again, and reports.
+	_ = db.dialect.refreshStatistics(ctx, write)
 	if opts.GroupCommit {
 		db.committer = newCommitter(write, maxBatch, opts.CommitWait, db.signal.fire)
 	}
@@ -236,6 +246,9 @@ func openSQLite(ctx context.Context, dsn, path string, opts Options) (*DB, error
 // openSQLiteDB opens a pool of SQLite connections, whose statements are
 // spans when opts.Trace says so.
 func openSQLiteDB(opts Options, name string) (*sql.DB, error) {
+	if opts.Statements != nil {
+		return openLoggedSQLite(name, opts.Statements), nil
+	}
 	if !opts.Trace {
 		return sql.Open("sqlite", name)
 	}
@@ -316,8 +329,13 @@ func postgresConfig(dsn string, opts Options) (*pgx.ConnConfig, error) {
 	dialer := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAliveConfig: net.KeepAliveConfig{
 		Enable: true, Idle: 15 * time.Second, Interval: 5 * time.Second, Count: 3}}
 	cfg.DialFunc = dialer.DialContext
-	if opts.Trace {
+	switch {
+	case opts.Trace && opts.Statements != nil:
+		cfg.Tracer = multitracer.New(pgxLog{opts.Statements}, otelpgx.NewTracer())
+	case opts.Trace:
 		cfg.Tracer = otelpgx.NewTracer()
+	case opts.Statements != nil:
+		cfg.Tracer = pgxLog{opts.Statements}
 	}
 	return cfg, nil
 }
@@ -402,7 +420,9 @@ func (db *DB) QueryRowContext(ctx context.Context, query string, args ...any) *s
 
 // Tx runs fn in a transaction that commits when fn returns nil and rolls
 // back on error or panic. On PostgreSQL, serialization failures and
-// deadlocks are retried a few times with fn run afresh.
+// deadlocks are retried a few times with fn run afresh. Every wait of it
+// ends by ctx's deadline, and a transaction that has not committed by
+// then is not committed afterwards (deadline.go).
 func (db *DB) Tx(ctx context.Context, fn func(q Querier) error) error {
 	release, err := db.writes.Acquire(ctx)
 	if err != nil {
@@ -426,7 +446,10 @@ func (db *DB) Tx(ctx context.Context, fn func(q Querier) error) error {
 		if err == nil || !db.dialect.retryable(err) {
 			return err
 		}
-		time.Sleep(time.Duration(i+1) * 5 * time.Millisecond)
+		// Another attempt only within the request's deadline.
+		if !pause(ctx, time.Duration(i+1)*5*time.Millisecond) {
+			return err
+		}
 	}
 	return err
 }

@@ -294,6 +294,56 @@ func Start(t testing.TB, b Backend, opts ...func(*config.Config)) *Server {
 // discarded, unless PLANWERK_TEST_LOG is set).
 func StartLogged(t testing.TB, b Backend, logw io.Writer, opts ...func(*config.Config)) *Server {
 	t.Helper()
+	return start(t, b, logw, store.DefaultOptions(), opts...)
+}
+
+// Statement is one statement a server's database was sent, with its
+// parameters.
+type Statement struct {
+	SQL  string
+	Args []any
+}
+
+// Statements is the log of every statement a server's database is sent
+// (store.Options.Statements), in the order they were sent.
+type Statements struct {
+	mu  sync.Mutex
+	all []Statement
+}
+
+func (l *Statements) add(query string, args []any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.all = append(l.all, Statement{SQL: query, Args: args})
+}
+
+// Len is how many statements the log holds: a mark for Since.
+func (l *Statements) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.all)
+}
+
+// Since returns the statements sent after the first n.
+func (l *Statements) Since(n int) []Statement {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Statement(nil), l.all[n:]...)
+}
+
+// StartWithStatements is Start with every statement the server's
+// database is sent in the log it returns: for tests that ask the engine
+// how it plans what the service really runs.
+func StartWithStatements(t testing.TB, b Backend, opts ...func(*config.Config)) (*Server, *Statements) {
+	t.Helper()
+	log := &Statements{}
+	so := store.DefaultOptions()
+	so.Statements = log.add
+	return start(t, b, nil, so, opts...), log
+}
+
+func start(t testing.TB, b Backend, logw io.Writer, storeOpts store.Options, opts ...func(*config.Config)) *Server {
+	t.Helper()
 	cfg := config.Default()
 	cfg.Database = MigratedDSN(t, b)
 	cfg.Files = filepath.Join(t.TempDir(), "files")
@@ -303,7 +353,7 @@ func StartLogged(t testing.TB, b Backend, logw io.Writer, opts ...func(*config.C
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	db, err := store.Open(context.Background(), cfg.Database)
+	db, err := store.OpenWith(context.Background(), cfg.Database, storeOpts)
 	if err != nil {
 		t.Fatal(err)
 	}

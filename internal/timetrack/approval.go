@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"planwerk/internal/auth"
 	"planwerk/internal/errs"
+	"planwerk/internal/query"
 	"planwerk/internal/records"
+	"planwerk/internal/resource"
 	"planwerk/internal/store"
 )
 
@@ -28,21 +31,15 @@ func (s *Service) BulkApprove(ctx context.Context, caller auth.Principal, input 
 	}
 	var out []json.RawMessage
 	err := s.db.Tx(ctx, func(tx store.Querier) error {
-		out = out[:0]
 		if err := s.checkProjects(ctx, tx, caller.TenantID, pairs); err != nil {
 			return err
 		}
 		if err := s.markDays(ctx, s.locks(tx, caller.TenantID), pairs, status); err != nil {
 			return err
 		}
-		for _, p := range pairs {
-			rec, err := s.setStatus(ctx, tx, caller.TenantID, p, status)
-			if err != nil {
-				return err
-			}
-			out = append(out, json.RawMessage(rec.Doc))
-		}
-		return nil
+		var err error
+		out, err = s.setStatuses(ctx, tx, caller.TenantID, pairs, status)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -50,16 +47,22 @@ func (s *Service) BulkApprove(ctx context.Context, caller auth.Principal, input 
 	return out, nil
 }
 
-// checkProjects names every item whose project the tenant does not have.
+// checkProjects names every item whose project the tenant does not have;
+// it asks for each project once, all in one statement.
 func (s *Service) checkProjects(ctx context.Context, tx store.Querier, tenantID int64, pairs []pair) error {
-	projects := s.db.Records(tx, tenantID, records.Collection(s.projects))
+	var ids []int64
+	for _, p := range pairs {
+		if !slices.Contains(ids, p.project) {
+			ids = append(ids, p.project)
+		}
+	}
+	have, err := s.db.Records(tx, tenantID, records.Collection(s.projects)).Existing(ctx, ids)
+	if err != nil {
+		return err
+	}
 	var problems []errs.Problem
 	for i, p := range pairs {
-		ok, err := projects.Exists(ctx, p.project)
-		if err != nil {
-			return err
-		}
-		if !ok {
+		if !have[p.project] {
 			problems = append(problems, errs.Problem{Field: fmt.Sprintf("items[%d].project", i),
 				Message: fmt.Sprintf("no project %d in this tenant", p.project)})
 		}
@@ -72,7 +75,9 @@ func (s *Service) checkProjects(ctx context.Context, tx store.Querier, tenantID 
 
 // markDays gives the WORK entries of the days the new status and holds
 // the days, following the approval's side of dayLocks: when it returns,
-// no entry can join or leave the days before the transaction ends.
+// no entry can join or leave the days before the transaction ends. Each
+// step is one statement for all the days (the rows: one for each group
+// of groupPairs).
 func (s *Service) markDays(ctx context.Context, l dayLocks, pairs []pair, status string) error {
 	sorted := append([]pair(nil), pairs...)
 	slices.SortFunc(sorted, comparePairs)
@@ -80,9 +85,10 @@ func (s *Service) markDays(ctx context.Context, l dayLocks, pairs []pair, status
 		return err
 	}
 	entries := s.db.Records(l.tx, l.tenant, records.Collection(s.entries))
+	groups := groupPairs(sorted)
 	mark := func() error {
-		for _, p := range sorted {
-			if _, err := entries.Set(ctx, pairWhere(s.entries, p, workEntries(s.entries)), "validationStatus", status); err != nil {
+		for _, g := range groups {
+			if _, err := entries.Set(ctx, g.where(s.entries, workEntries(s.entries)), "validationStatus", status); err != nil {
 				return err
 			}
 		}
@@ -91,10 +97,8 @@ func (s *Service) markDays(ctx context.Context, l dayLocks, pairs []pair, status
 	if err := mark(); err != nil { // step 2
 		return err
 	}
-	for _, p := range sorted { // step 3
-		if err := l.join(ctx, p); err != nil {
-			return err
-		}
+	if err := l.join(ctx, sorted...); err != nil { // step 3
+		return err
 	}
 	if err := mark(); err != nil { // step 4
 		return err
@@ -103,27 +107,121 @@ func (s *Service) markDays(ctx context.Context, l dayLocks, pairs []pair, status
 	return err
 }
 
-// setStatus writes the ProjectDay record of a pair, creating it if needed.
-func (s *Service) setStatus(ctx context.Context, tx store.Querier, tenantID int64, p pair, status string) (store.Record, error) {
-	cur, rec, err := s.status(ctx, tx, tenantID, p)
-	if err != nil {
-		return store.Record{}, err
-	}
-	doc := map[string]any{"project": p.project, "day": p.day, "validationStatus": status}
+// setStatuses writes the ProjectDay records of the pairs, creating those
+// not stored yet, and returns them in the order of pairs. It reads the
+// records of each group of groupPairs in one statement and writes the
+// changed ones together.
+func (s *Service) setStatuses(ctx context.Context, tx store.Querier, tenantID int64, pairs []pair, status string) ([]json.RawMessage, error) {
 	days := s.db.Records(tx, tenantID, records.Collection(s.days))
-	if rec == nil {
-		return days.Insert(ctx, doc)
+	type current struct {
+		rec       store.Record
+		status    string
+		createdAt string
 	}
-	if cur == status {
-		return *rec, nil
+	stored := map[pair]current{}
+	sorted := append([]pair(nil), pairs...)
+	slices.SortFunc(sorted, comparePairs)
+	for _, g := range groupPairs(sorted) {
+		// A pair has one record at most (the key project_days_key). The
+		// rows are locked as read, for the writes below.
+		recs, err := days.FindLocked(ctx, g.where(s.days), len(g.projects)*len(g.days))
+		if err != nil {
+			return nil, err
+		}
+		for _, rec := range recs {
+			doc, err := records.Decode(rec.Doc)
+			if err != nil {
+				return nil, fmt.Errorf("project day %d: %w", rec.ID, err)
+			}
+			project, _ := doc.Ref("project")
+			day, _ := doc.String("day")
+			p := pair{project, day}
+			if _, seen := stored[p]; !seen {
+				cur, _ := doc.String("validationStatus")
+				createdAt, _ := doc.String("createdAt")
+				stored[p] = current{rec: rec, status: cur, createdAt: createdAt}
+			}
+		}
 	}
-	var old struct {
-		CreatedAt string `json:"createdAt"`
+	out := make([]json.RawMessage, len(pairs))
+	var puts []store.Put
+	var at []int // the index in out of each put
+	for i, p := range pairs {
+		cur, ok := stored[p]
+		if ok && cur.status == status {
+			out[i] = json.RawMessage(cur.rec.Doc)
+			continue
+		}
+		put := store.Put{Doc: map[string]any{"project": p.project, "day": p.day, "validationStatus": status}}
+		if ok {
+			put.ID, put.CreatedAt = cur.rec.ID, cur.createdAt
+		}
+		puts = append(puts, put)
+		at = append(at, i)
 	}
-	if err := json.Unmarshal(rec.Doc, &old); err != nil {
-		return store.Record{}, fmt.Errorf("project day %d: %w", rec.ID, err)
+	recs, err := days.PutAll(ctx, puts)
+	if err != nil {
+		return nil, err
 	}
-	return days.Update(ctx, rec.ID, old.CreatedAt, doc)
+	for k, rec := range recs {
+		out[at[k]] = json.RawMessage(rec.Doc)
+	}
+	return out, nil
+}
+
+// pairGroup is the pairs of some projects on some days: each of the
+// projects on each of the days.
+type pairGroup struct {
+	projects []int64
+	days     []string
+}
+
+// groupPairs covers pairs, sorted and without repeats, with groups that
+// hold no other pair and no pair twice: the projects of a group have the
+// same days. A month of one project is one group, and so is a day of
+// many projects.
+func groupPairs(sorted []pair) []pairGroup {
+	var groups []pairGroup
+	byDays := map[string]int{}
+	for i := 0; i < len(sorted); {
+		project := sorted[i].project
+		var days []string
+		for ; i < len(sorted) && sorted[i].project == project; i++ {
+			days = append(days, sorted[i].day)
+		}
+		k := strings.Join(days, ",")
+		if g, ok := byDays[k]; ok {
+			groups[g].projects = append(groups[g].projects, project)
+			continue
+		}
+		byDays[k] = len(groups)
+		groups = append(groups, pairGroup{projects: []int64{project}, days: days})
+	}
+	return groups
+}
+
+// where selects the records of the group's pairs; its days are sorted.
+func (g pairGroup) where(r *resource.Resource, extra ...query.Node) query.Node {
+	projects := make([]query.Value, len(g.projects))
+	for i, p := range g.projects {
+		projects[i] = query.Int(p)
+	}
+	days := make([]query.Value, len(g.days))
+	for i, d := range g.days {
+		days[i] = query.Str(d)
+	}
+	day := field(r, "day")
+	terms := []query.Node{&query.Cond{Field: field(r, "project"), Op: query.In, Values: projects}}
+	if len(days) > 1 {
+		// The days' range bounds the read of the (project, day) index
+		// whatever the engine's estimates: PostgreSQL would otherwise
+		// read all of a project's days in key order, testing each
+		// against the list.
+		terms = append(terms, &query.Cond{Field: day, Op: query.Ge, Values: days[:1]},
+			&query.Cond{Field: day, Op: query.Le, Values: days[len(days)-1:]})
+	}
+	terms = append(terms, &query.Cond{Field: day, Op: query.In, Values: days})
+	return &query.And{Terms: append(terms, extra...)}
 }
 
 func parseBulk(input map[string]any) (string, []pair, []errs.Problem) {

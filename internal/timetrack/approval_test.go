@@ -3,7 +3,10 @@ package timetrack_test
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,7 +101,12 @@ func TestApproval(t *testing.T) {
 		pairWhere := M{"project": o.p1, "day": day, "trackingType": "WORK"}
 		before := len(o.entries(t, M{}))
 		for _, c := range []*testenv.Client{a, mb} {
-			c.Fail(t, http.MethodPost, entriesPath, work(o.p1, o.t1, day, 60), http.StatusForbidden, "day_approved")
+			refusal := c.Fail(t, http.MethodPost, entriesPath, work(o.p1, o.t1, day, 60), http.StatusForbidden, "day_approved")
+			// The refusal says how to undo the approval.
+			if msg, _ := refusal["message"].(string); !strings.Contains(msg, "unapproves the day") ||
+				!strings.Contains(msg, fmt.Sprintf(`{"action": "unapprove", "items": [{"project": %d, "day": "%s"}]}`, o.p1, day)) {
+				t.Errorf("day_approved says %q, not how to unapprove the day", msg)
+			}
 		}
 		// The admin creating one for the member.
 		a.Fail(t, http.MethodPost, entriesPath, M{"project": o.p1, "task": o.t2, "day": day, "duration": 60, "sorting": 1, "user": mb.UserID}, http.StatusForbidden, "day_approved")
@@ -333,4 +341,180 @@ func TestBulkApproveValidation(t *testing.T) {
 			t.Errorf("APPROVED entries on %s: %d, want 2", day, n)
 		}
 	})
+}
+
+// TestBulkApproveMixed: one approval of several projects on days they
+// share and days of their own, over days not approved yet, approved and
+// unapproved before, approves exactly its pairs: each of their WORK
+// entries and none of the other pairs', the answer in the request's order
+// with the records as stored (one per pair), and the change feed shows
+// each record it changed once: the entries, then the days in the
+// request's order (a day already approved unchanged).
+func TestBulkApproveMixed(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		o := newOffice(t, b)
+		a := o.admin
+		p3 := testenv.ID(t, a.Create(t, "projects", M{"name": "Gamma"}))
+		t3 := testenv.ID(t, a.Create(t, "tasks", M{"name": "Run", "project": p3}))
+		tasks := map[int64]int64{o.p1: o.t1, o.p2: o.t2, p3: t3}
+		days := []string{"2026-05-04", "2026-05-05", "2026-05-06", "2026-05-07"}
+		type pr struct {
+			project int64
+			day     string
+		}
+		entries := map[pr][]int64{}
+		for _, p := range []int64{o.p1, o.p2, p3} {
+			for _, d := range days {
+				for k := 0; k < 2; k++ {
+					rec := a.Create(t, "time-entries", M{"project": p, "task": tasks[p], "day": d, "duration": 60 + k, "sorting": k + 1})
+					entries[pr{p, d}] = append(entries[pr{p, d}], testenv.ID(t, rec))
+				}
+			}
+		}
+		worktime := testenv.ID(t, a.Create(t, "time-entries", M{"trackingType": "WORKTIME", "day": days[0],
+			"startTime": days[0] + "T08:00:00.000Z", "endTime": days[0] + "T16:00:00.000Z"}))
+		approvedBefore := o.approve(t, "approve", item(o.p1, days[1]))[0]
+		o.approve(t, "approve", item(o.p2, days[0]))
+		unapprovedBefore := o.approve(t, "unapprove", item(o.p2, days[0]))[0]
+		cursor := feedEnd(t, a)
+
+		// p1 and p2 share days 0 and 1; p3 has day 2 alone.
+		want := []pr{{o.p2, days[1]}, {o.p1, days[0]}, {p3, days[2]}, {o.p1, days[1]}, {o.p2, days[0]}}
+		var items []M
+		for _, p := range want {
+			items = append(items, item(p.project, p.day))
+		}
+		res := o.approve(t, "approve", items...)
+		if len(res) != len(want) {
+			t.Fatalf("approve answered %d records: %v", len(res), res)
+		}
+		stored := map[int64]M{}
+		for _, pd := range a.List(t, "/v1/project-days") {
+			stored[testenv.ID(t, pd)] = pd
+		}
+		if len(stored) != 5 {
+			t.Errorf("%d project days stored, want 5: %v", len(stored), stored)
+		}
+		for i, p := range want {
+			got := res[i]
+			if testenv.Num(got["project"]) != p.project || got["day"] != p.day || got["validationStatus"] != "APPROVED" {
+				t.Errorf("answer %d: %v, want (%d, %s) APPROVED", i, got, p.project, p.day)
+			}
+			if s := stored[testenv.ID(t, got)]; fmt.Sprint(s) != fmt.Sprint(got) {
+				t.Errorf("answer %d: %v, stored %v", i, got, s)
+			}
+		}
+		if fmt.Sprint(res[3]) != fmt.Sprint(approvedBefore) {
+			t.Errorf("the day approved before: %v, was %v", res[3], approvedBefore)
+		}
+		if res[4]["id"] != unapprovedBefore["id"] || res[4]["createdAt"] != unapprovedBefore["createdAt"] {
+			t.Errorf("the day unapproved before: %v, was %v", res[4], unapprovedBefore)
+		}
+
+		approved := map[pr]bool{}
+		for _, p := range want {
+			approved[p] = true
+		}
+		var changedEntries []string
+		for p, ids := range entries {
+			wantStatus := "NOTAPPROVED"
+			if approved[p] {
+				wantStatus = "APPROVED"
+			}
+			for _, id := range ids {
+				if got := a.Get(t, "time-entries", id)["validationStatus"]; got != wantStatus {
+					t.Errorf("entry %d of (%d, %s): %v, want %s", id, p.project, p.day, got, wantStatus)
+				}
+				if approved[p] && p != (pr{o.p1, days[1]}) {
+					changedEntries = append(changedEntries, fmt.Sprintf("time-entries update %d", id))
+				}
+			}
+		}
+		if got := a.Get(t, "time-entries", worktime)["validationStatus"]; got != nil {
+			t.Errorf("the WORKTIME entry: validationStatus %v", got)
+		}
+
+		changes := feedAfter(t, a, cursor)
+		if len(changes) != len(changedEntries)+4 {
+			t.Fatalf("the approval's changes: %v\nwant the entries' %v and four days'", changes, changedEntries)
+		}
+		gotEntries := slices.Sorted(slices.Values(changes[:len(changedEntries)]))
+		if !slices.Equal(gotEntries, slices.Sorted(slices.Values(changedEntries))) {
+			t.Errorf("the entries' changes: %v, want %v", gotEntries, changedEntries)
+		}
+		wantDays := []string{
+			fmt.Sprintf("project-days create %d", testenv.ID(t, res[0])),
+			fmt.Sprintf("project-days create %d", testenv.ID(t, res[1])),
+			fmt.Sprintf("project-days create %d", testenv.ID(t, res[2])),
+			fmt.Sprintf("project-days update %d", testenv.ID(t, res[4])),
+		}
+		if got := changes[len(changedEntries):]; !slices.Equal(got, wantDays) {
+			t.Errorf("the days' changes: %v, want %v", got, wantDays)
+		}
+
+		// Unapproving the same items opens exactly those pairs again.
+		for i, pd := range o.approve(t, "unapprove", items...) {
+			if pd["id"] != res[i]["id"] || pd["validationStatus"] != "NOTAPPROVED" {
+				t.Errorf("unapprove answer %d: %v", i, pd)
+			}
+		}
+		if n := len(o.entries(t, M{"validationStatus": "APPROVED"})); n != 0 {
+			t.Errorf("%d APPROVED entries after unapproving", n)
+		}
+	})
+}
+
+// feedEnd is the change feed's cursor after its last change.
+func feedEnd(t *testing.T, c *testenv.Client) string {
+	t.Helper()
+	after := ""
+	for {
+		next, changes := feedPage(t, c, after)
+		if len(changes) == 0 {
+			return after
+		}
+		after = next
+	}
+}
+
+// feedAfter is the feed's changes after the cursor, as "resource op id".
+func feedAfter(t *testing.T, c *testenv.Client, after string) []string {
+	t.Helper()
+	var out []string
+	for {
+		next, changes := feedPage(t, c, after)
+		if len(changes) == 0 {
+			return out
+		}
+		out = append(out, changes...)
+		after = next
+	}
+}
+
+// feedPage reads one page of the change feed after the cursor.
+func feedPage(t *testing.T, c *testenv.Client, after string) (string, []string) {
+	t.Helper()
+	path := "/v1/changes?limit=1000"
+	if after != "" {
+		path += "&after=" + url.QueryEscape(after)
+	}
+	var page struct {
+		Changes []struct {
+			Resource string
+			ID       int64
+			Op       string
+		}
+		Next string
+	}
+	st, _, raw := c.Send(t, http.MethodGet, path, nil)
+	if st != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", path, st, raw)
+	}
+	testenv.DecodeInto(t, raw, &page)
+	var out []string
+	for _, ch := range page.Changes {
+		out = append(out, fmt.Sprintf("%s %s %d", ch.Resource, ch.Op, ch.ID))
+	}
+	return page.Next, out
 }

@@ -2,12 +2,14 @@ package timetrack
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"planwerk/internal/errs"
 	"planwerk/internal/query"
 	"planwerk/internal/records"
 	"planwerk/internal/resource"
+	"planwerk/internal/tally"
 )
 
 // NormalizeEntry (Normalize): an entry is WORK unless it says otherwise; a
@@ -26,7 +28,9 @@ func NormalizeEntry(_ context.Context, w *records.Write) error {
 }
 
 // CheckEntry (Check) applies the field rules of the tenant's current
-// settings and keeps WORK entries off approved days.
+// settings, keeps WORK entries off approved days and keeps a WORK entry's
+// task and project in agreement. The task comes last: its lock is the last
+// an entry write takes (readTask).
 func (s *Service) CheckEntry(ctx context.Context, c records.Change) error {
 	settings, err := s.settings.TenantSettings(ctx, c.Tx, c.Caller.TenantID)
 	if err != nil {
@@ -35,7 +39,10 @@ func (s *Service) CheckEntry(ctx context.Context, c records.Change) error {
 	if problems := fieldRules(c.New, settings); len(problems) > 0 {
 		return errs.Fields(problems...)
 	}
-	return s.guardApprovedDays(ctx, c)
+	if err := s.guardApprovedDays(ctx, c); err != nil {
+		return err
+	}
+	return s.checkEntryTask(ctx, c)
 }
 
 // CheckEntryDelete (CheckDelete) keeps WORK entries of approved days.
@@ -83,7 +90,9 @@ func (s *Service) guardApprovedDays(ctx context.Context, c records.Change) error
 		}
 		if status == Approved {
 			return errs.New(errs.Forbidden, "day_approved",
-				"project "+itoa(p.project)+" is approved on "+p.day+": its WORK entries cannot be created, changed or deleted")
+				"project "+itoa(p.project)+" is approved on "+p.day+": its WORK entries cannot be created, changed or deleted "+
+					"until an admin unapproves the day (POST /v1/approval/bulk-approve "+
+					`{"action": "unapprove", "items": [{"project": `+itoa(p.project)+`, "day": "`+p.day+`"}]})`)
 		}
 	}
 	return nil
@@ -157,6 +166,8 @@ func fieldRules(doc records.DocView, st Settings) []errs.Problem {
 	}
 	if d, ok := doc.Int("duration"); ok && d < 0 && !named("duration") {
 		problems = append(problems, errs.Problem{Field: "duration", Message: "must not be negative"})
+	} else if ok && d > maxDuration && !named("duration") {
+		problems = append(problems, errs.Problem{Field: "duration", Message: fmt.Sprintf("must be at most %d seconds (366 days)", maxDuration)})
 	}
 	if start, end, ok := times(doc); ok && !end.After(start) && !named("endTime") {
 		problems = append(problems, errs.Problem{Field: "endTime", Message: "must be after startTime"})
@@ -171,17 +182,27 @@ func times(doc records.DocView) (time.Time, time.Time, bool) {
 	return start, end, ok1 && ok2
 }
 
-// seconds is the time an entry counts: endTime - startTime when it has
-// both, else its duration; a running entry counts nothing.
-func seconds(doc records.Doc) int64 {
-	if start, end, ok := times(doc.View()); ok {
-		return int64(end.Sub(start) / time.Second)
+// KeepTotals (Stored) moves the tenant's time totals from what the entry
+// counted before the write to what it counts after, in the write's
+// transaction.
+func KeepTotals(ctx context.Context, w *records.Write) error {
+	before, after := counted(w.Old), counted(w.New)
+	if before == nil && after == nil {
+		return nil
 	}
-	if _, running := doc.String("startTime"); running {
-		return 0
+	return tally.Move(ctx, w.Tx, w.Caller.TenantID, before, after)
+}
+
+// counted is what a document counts toward the totals (nil: nothing).
+func counted(doc records.Doc) *tally.Entry {
+	if doc == nil {
+		return nil
 	}
-	d, _ := doc.Int("duration")
-	return d
+	e, ok := tally.Of(doc)
+	if !ok {
+		return nil
+	}
+	return &e
 }
 
 func workEntries(r *resource.Resource) query.Node {

@@ -91,6 +91,7 @@ func TestEntryFieldRules(t *testing.T) {
 			{"WORK endTime before startTime", work("startTime", end, "endTime", start), map[string][]string{"S": {"endTime"}, "SW": {"endTime"}}},
 			{"WORK negative duration", work("duration", -60, "sorting", 1), byMode([]string{"duration"}, []string{"startTime", "duration", "sorting"})},
 			{"WORK negative duration without sorting", work("duration", -60), map[string][]string{"D": {"duration", "sorting"}, "DW": {"duration", "sorting"}}},
+			{"WORK duration beyond 366 days", work("duration", 31622401, "sorting", 1), byMode([]string{"duration"}, []string{"startTime", "duration", "sorting"})},
 			// One problem per field, even when a field breaks two rules.
 			{"WORK reversed times under DURATION", work("startTime", end, "endTime", start), map[string][]string{"D": {"duration", "sorting", "startTime", "endTime"}}},
 

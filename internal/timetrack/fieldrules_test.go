@@ -140,6 +140,9 @@ func TestFieldRulesValues(t *testing.T) {
 		{"negative sorting", entry(Work, "duration", int64(60), "sorting", int64(-3)), duration, nil},
 		{"negative duration", entry(Work, "duration", int64(-60), "sorting", int64(1)), duration, map[string]string{"duration": "negative"}},
 		{"negative BREAK duration", entry(Break, "duration", int64(-1), "sorting", int64(1)), duration, map[string]string{"duration": "negative"}},
+		{"duration of 366 days", entry(Work, "duration", int64(31622400), "sorting", int64(1)), duration, nil},
+		{"duration beyond 366 days", entry(Work, "duration", int64(31622401), "sorting", int64(1)), duration, map[string]string{"duration": "at most"}},
+		{"BREAK duration of 2^53", entry(Break, "duration", int64(1)<<53, "sorting", int64(1)), duration, map[string]string{"duration": "at most"}},
 		{"negative duration without sorting", entry(Work, "duration", int64(-60)), duration,
 			map[string]string{"duration": "negative", "sorting": "required"}},
 		// A field that must be omitted is not also told its value is wrong.

@@ -1,9 +1,10 @@
 package timetrack_test
 
 // Black-box tests of time tracking: account settings, the field rules of
-// time entries, who may write them, the approval of project days and the
-// time totals report. Every test runs the real service on SQLite and on
-// PostgreSQL; this file holds the tenant they share.
+// time entries, who may write them, the agreement of their tasks and
+// projects, the approval of project days and the time totals report.
+// Every test runs the real service on SQLite and on PostgreSQL; this file
+// holds the tenant they share.
 
 import (
 	"encoding/json"
@@ -23,6 +24,7 @@ type M = testenv.M
 // projects and a task of each.
 type office struct {
 	srv           *testenv.Server
+	tenant        int64
 	admin, member *testenv.Client
 	p1, p2        int64 // projects
 	t1, t2        int64 // tasks of p1 and p2
@@ -32,8 +34,9 @@ type office struct {
 func newOffice(t *testing.T, b testenv.Backend) *office {
 	t.Helper()
 	srv := testenv.Start(t, b)
-	admin := srv.SignIn(t, srv.CreateTenant(t, "ttco"))
-	o := &office{srv: srv, admin: admin, member: admin.Member(t, "member@ttco.test")}
+	tn := srv.CreateTenant(t, "ttco")
+	admin := srv.SignIn(t, tn)
+	o := &office{srv: srv, tenant: tn.ID, admin: admin, member: admin.Member(t, "member@ttco.test")}
 	if u := admin.Get(t, "users", o.member.UserID); u["isAdmin"] != false {
 		t.Fatalf("member is an admin: %v", u)
 	}

@@ -1,6 +1,7 @@
 // Package timetrack holds the rules of time tracking: the account's timer
-// settings, the field rules of time entries, the approval of project days
-// and the time totals report.
+// settings, the field rules of time entries, the agreement of a WORK
+// entry's task and project, the approval of project days and the time
+// totals report.
 package timetrack
 
 import (
@@ -33,14 +34,20 @@ const (
 	projectDays   = "project-days"
 	maxBulkItems  = 1000
 	maxTotalsDays = 366 * 5
+	// maxDuration is the longest duration an entry may have: 366 days,
+	// so that no sum of a tenant's entries can leave 64 bits.
+	maxDuration = 366 * 24 * 3600
 )
 
 // Store is what the rules need of the database.
 type Store interface {
 	Records(q store.Querier, tenantID int64, c store.Collection) store.Records
-	ListRecords(ctx context.Context, tenantID int64, c store.Collection, q *query.Query, fn func(doc []byte) error) error
+	// Scan runs long reads with a slot of the tenant's share of them.
+	Scan(ctx context.Context, fn func(q store.Querier) error) error
 	Tx(ctx context.Context, fn func(q store.Querier) error) error
 	Lock(ctx context.Context, q store.Querier, tenantID int64, key string) error
+	// LockAll is Lock of each key in the order given, in one statement.
+	LockAll(ctx context.Context, q store.Querier, tenantID int64, keys []string) error
 	Audit(ctx context.Context, q store.Querier, tenantID int64, n store.AuditNote) error
 }
 
@@ -49,12 +56,13 @@ type Service struct {
 	db       Store
 	settings SettingsStore
 	// The resources the rules read and write.
-	entries, days, projects *resource.Resource
+	entries, days, projects, tasks *resource.Resource
 }
 
 // New returns a Service; the tenants' account settings are in settings.
 func New(db Store, settings SettingsStore, reg *resource.Registry) *Service {
-	return &Service{db: db, settings: settings, entries: reg.Must(timeEntries), days: reg.Must(projectDays), projects: reg.Must("projects")}
+	return &Service{db: db, settings: settings, entries: reg.Must(timeEntries), days: reg.Must(projectDays),
+		projects: reg.Must("projects"), tasks: reg.Must("tasks")}
 }
 
 func field(r *resource.Resource, name string) query.Field {

@@ -3,23 +3,23 @@ package timetrack
 import (
 	"cmp"
 	"context"
-	"encoding/json"
-	"math"
 	"slices"
 	"time"
 
 	"planwerk/internal/auth"
 	"planwerk/internal/errs"
-	"planwerk/internal/query"
-	"planwerk/internal/records"
+	"planwerk/internal/jsontext"
+	"planwerk/internal/store"
+	"planwerk/internal/tally"
 )
 
-// Totals is the answer of GET /v1/analytics/time-totals.
+// Totals is the answer of GET /v1/analytics/time-totals: without a
+// grouping, the totals alone.
 type Totals struct {
 	From    string           `json:"from"`
 	To      string           `json:"to"`
-	GroupBy string           `json:"groupBy"`
-	Groups  []Group          `json:"groups"`
+	GroupBy string           `json:"groupBy,omitzero"`
+	Groups  []Group          `json:"groups,omitzero"`
 	Totals  map[string]int64 `json:"totals"`
 }
 
@@ -32,57 +32,53 @@ type Group struct {
 
 // MarshalJSON names the key after the grouping: {"project": 5, "seconds": {...}}.
 func (g Group) MarshalJSON() ([]byte, error) {
-	return json.Marshal(map[string]any{g.groupBy: g.Key, "seconds": g.Seconds})
+	return jsontext.Marshal(map[string]any{g.groupBy: g.Key, "seconds": g.Seconds})
 }
 
 func zeroSeconds() map[string]int64 { return map[string]int64{Work: 0, Worktime: 0, Break: 0} }
 
 // TimeTotals sums the time entries of the days from..to (inclusive) per
-// group and trackingType. WORK totals never include WORKTIME or BREAK.
+// trackingType, and per group when groupBy names one ("": the totals
+// alone). WORK totals never include WORKTIME or BREAK. The sums are the
+// database's (internal/tally): the totals every write of an entry keeps,
+// whole months from the monthly rows.
 func (s *Service) TimeTotals(ctx context.Context, caller auth.Principal, from, to, groupBy string) (Totals, error) {
 	if err := checkTotals(from, to, groupBy); err != nil {
 		return Totals{}, err
 	}
-	te := s.entries
-	day := field(te, "day")
-	q := &query.Query{
-		Where: &query.And{Terms: []query.Node{
-			&query.Cond{Field: day, Op: query.Ge, Values: []query.Value{{Kind: query.KindString, Str: from}}},
-			&query.Cond{Field: day, Op: query.Le, Values: []query.Value{{Kind: query.KindString, Str: to}}},
-		}},
-		Limit: math.MaxInt32,
-	}
-	out := Totals{From: from, To: to, GroupBy: groupBy, Totals: zeroSeconds()}
-	groups := map[any]*Group{}
-	err := s.db.ListRecords(ctx, caller.TenantID, records.Collection(te), q, func(b []byte) error {
-		var doc records.Doc
-		if err := json.Unmarshal(b, &doc); err != nil {
-			return err
-		}
-		tt, _ := doc.String("trackingType")
-		if tt != Work && tt != Worktime && tt != Break {
-			return nil
-		}
-		key := doc[groupBy]
-		if f, ok := key.(float64); ok {
-			key = int64(f)
-		}
-		g := groups[key]
-		if g == nil {
-			g = &Group{Key: key, Seconds: zeroSeconds(), groupBy: groupBy}
-			groups[key] = g
-		}
-		secs := seconds(doc)
-		g.Seconds[tt] += secs
-		out.Totals[tt] += secs
-		return nil
+	var rows []tally.Row
+	err := s.db.Scan(ctx, func(q store.Querier) error {
+		var err error
+		rows, err = tally.Sum(ctx, q, caller.TenantID, from, to, groupBy)
+		return err
 	})
 	if err != nil {
 		return Totals{}, err
 	}
+	out := Totals{From: from, To: to, GroupBy: groupBy, Totals: zeroSeconds()}
+	groups := map[any]*Group{}
+	entries := map[any]int64{}
+	for _, r := range rows {
+		out.Totals[r.Type] += r.Seconds
+		if groupBy == "" {
+			continue
+		}
+		g := groups[r.Key]
+		if g == nil {
+			g = &Group{Key: r.Key, Seconds: zeroSeconds(), groupBy: groupBy}
+			groups[r.Key] = g
+		}
+		g.Seconds[r.Type] += r.Seconds
+		entries[r.Key] += r.Entries
+	}
+	if groupBy == "" {
+		return out, nil
+	}
 	out.Groups = make([]Group, 0, len(groups))
-	for _, g := range groups {
-		out.Groups = append(out.Groups, *g)
+	for k, g := range groups {
+		if entries[k] > 0 { // a group whose entries are all gone
+			out.Groups = append(out.Groups, *g)
+		}
 	}
 	slices.SortFunc(out.Groups, func(a, b Group) int { return compareKeys(a.Key, b.Key) })
 	return out, nil
@@ -128,8 +124,8 @@ func checkTotals(from, to, groupBy string) error {
 	if err1 == nil && err2 == nil && toDay.Sub(fromDay) > maxTotalsDays*24*time.Hour {
 		problems = append(problems, errs.Problem{Field: "to", Message: "the range may span at most five years"})
 	}
-	if groupBy != "user" && groupBy != "project" && groupBy != "day" {
-		problems = append(problems, errs.Problem{Field: "groupBy", Message: "must be user, project or day"})
+	if groupBy != "" && groupBy != "user" && groupBy != "project" && groupBy != "day" {
+		problems = append(problems, errs.Problem{Field: "groupBy", Message: "must be user, project or day, or left out for the totals alone"})
 	}
 	if len(problems) > 0 {
 		return errs.Fields(problems...)

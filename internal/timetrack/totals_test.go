@@ -167,8 +167,7 @@ func TestTimeTotals(t *testing.T) {
 		}{
 			{"to=" + d3 + "&groupBy=user", []string{"from"}},
 			{"from=" + d1 + "&groupBy=user", []string{"to"}},
-			{"from=" + d1 + "&to=" + d3, []string{"groupBy"}},
-			{"", []string{"from", "to", "groupBy"}},
+			{"", []string{"from", "to"}},
 			{"from=2026-5-4&to=" + d3 + "&groupBy=user", []string{"from"}},
 			{"from=" + d1 + "&to=2026-05-32&groupBy=user", []string{"to"}},
 			{"from=" + d1 + "T00:00:00.000Z&to=" + d3 + "&groupBy=user", []string{"from"}},
@@ -185,6 +184,23 @@ func TestTimeTotals(t *testing.T) {
 		}
 		if st, _, raw := a.Anonymous().Send(t, http.MethodGet, "/v1/analytics/time-totals?from="+d1+"&to="+d3+"&groupBy=day", nil); st != http.StatusUnauthorized {
 			t.Errorf("time totals without a token: %d %s", st, raw)
+		}
+		// Without groupBy (or with it empty): the totals alone, the same
+		// as the grouped answer's.
+		grouped := totals(t, a, d1, d3, "user")
+		for _, q := range []string{"", "&groupBy="} {
+			path := "/v1/analytics/time-totals?from=" + d1 + "&to=" + d3 + q
+			st, _, raw := a.Send(t, http.MethodGet, path, nil)
+			var plain map[string]json.RawMessage
+			if st != http.StatusOK {
+				t.Fatalf("GET %s: %d %s", path, st, raw)
+			}
+			testenv.DecodeInto(t, raw, &plain)
+			var sums map[string]float64
+			if err := json.Unmarshal(plain["totals"], &sums); err != nil || !reflect.DeepEqual(sums, grouped.Totals) ||
+				plain["groups"] != nil || plain["groupBy"] != nil || string(plain["from"]) != `"`+d1+`"` {
+				t.Errorf("GET %s: %v, want the totals alone, %v", path, plain, grouped.Totals)
+			}
 		}
 		// Another tenant's totals are its own.
 		if ans := totals(t, o.stranger(t), d0, d4, "user"); len(ans.Groups) != 0 || ans.Totals["WORK"] != 0 {

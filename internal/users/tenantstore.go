@@ -3,10 +3,10 @@ package users
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 
+	"planwerk/internal/jsontext"
 	"planwerk/internal/store"
 )
 
@@ -60,7 +60,7 @@ func (t *Tables) AddTenant(ctx context.Context, q store.Querier, slug, name stri
 	if err != nil {
 		return store.Tenant{}, User{}, err
 	}
-	created, err := json.Marshal(map[string]string{"slug": tenant.Slug, "name": tenant.Name})
+	created, err := jsontext.Marshal(map[string]string{"slug": tenant.Slug, "name": tenant.Name})
 	if err != nil {
 		return store.Tenant{}, User{}, err
 	}

@@ -3,7 +3,6 @@ package webhooks
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -19,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"planwerk/internal/feed"
+	"planwerk/internal/jsontext"
 	"planwerk/internal/store"
 	"planwerk/internal/tracing"
 )
@@ -66,7 +66,7 @@ type message struct {
 
 // Body is the JSON body that delivers a change.
 func Body(c store.Change) ([]byte, error) {
-	return json.Marshal(message{Type: c.Resource + "." + c.Op, Timestamp: c.At, Data: feed.EntryOf(c)})
+	return jsontext.Marshal(message{Type: c.Resource + "." + c.Op, Timestamp: c.At, Data: feed.EntryOf(c)})
 }
 
 // send posts change c as message id to the webhook and returns the

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"planwerk/internal/jsontext"
 	"planwerk/internal/store"
 )
 
@@ -133,7 +134,7 @@ func resourcesText(r []string) string {
 	if r == nil {
 		r = []string{}
 	}
-	b, _ := json.Marshal(r)
+	b, _ := jsontext.Marshal(r)
 	return string(b)
 }
 

@@ -9,7 +9,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -18,6 +17,7 @@ import (
 
 	"planwerk/internal/auth"
 	"planwerk/internal/errs"
+	"planwerk/internal/jsontext"
 	"planwerk/internal/store"
 )
 
@@ -281,7 +281,7 @@ func (s *Service) parseResources(v any) ([]string, string) {
 }
 
 func joinNames(names []string) string {
-	b, _ := json.Marshal(names)
+	b, _ := jsontext.Marshal(names)
 	return string(b[1 : len(b)-1])
 }
 
@@ -387,7 +387,7 @@ func viewDoc(w *Webhook) ([]byte, error) {
 	if w == nil {
 		return nil, nil
 	}
-	doc, err := json.Marshal(w.View())
+	doc, err := jsontext.Marshal(w.View())
 	if err != nil {
 		return nil, fmt.Errorf("webhook %d: %w", w.ID, err)
 	}

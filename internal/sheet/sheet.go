@@ -1,0 +1,23 @@
+// Package sheet holds what every spreadsheet Planwerk writes (CSV, and
+// XLSX) shares: text cells that no program opening them takes for a
+// formula. A spreadsheet program runs a cell that begins with "=", "+",
+// "-" or "@" as a formula (a tab or a carriage return before them too),
+// so a value a client wrote, such as a Change-Reason of
+// "=HYPERLINK(…)", would otherwise act in the reader's program (OWASP
+// "CSV injection"). Such text is written with a leading "'", which the
+// programs show as text; numbers are written as numbers by the callers
+// and never pass through here.
+package sheet
+
+// Text is s as a text cell: with a leading "'" when it begins with a
+// character that starts a formula.
+func Text(s string) string {
+	if s == "" {
+		return s
+	}
+	switch s[0] {
+	case '=', '+', '-', '@', '\t', '\r':
+		return "'" + s
+	}
+	return s
+}

@@ -1,0 +1,22 @@
+-- +goose Up
+-- The time totals of a tenant's time entries, kept in the transaction of
+-- every write of an entry (internal/tally): seconds and entries per user
+-- and per project (dim), per day and per month (grain), and trackingType,
+-- so that a month's or a year's totals read a row per group and period
+-- instead of every entry. A user or project of 0 is an entry without one.
+-- Step 00032 fills them from the entries stored before.
+CREATE TABLE IF NOT EXISTS time_totals (
+    tenant_id     BIGINT NOT NULL REFERENCES tenants (id),
+    dim           TEXT   COLLATE "C" NOT NULL,
+    grain         TEXT   COLLATE "C" NOT NULL,
+    period        TEXT   COLLATE "C" NOT NULL,
+    key           BIGINT NOT NULL,
+    tracking_type TEXT   COLLATE "C" NOT NULL,
+    seconds       BIGINT NOT NULL,
+    entries       BIGINT NOT NULL,
+    PRIMARY KEY (tenant_id, dim, grain, period, key, tracking_type)
+);
+SELECT planwerk_distribute('time_totals', 'tenant');
+
+-- +goose Down
+DROP TABLE time_totals;
