@@ -17,10 +17,11 @@ const housekeepingEvery = time.Hour
 // SQLite renews those of the tables that have grown or shrunk tenfold
 // since (a look at the tables' sizes, milliseconds of the write lock,
 // when none has), PostgreSQL's autovacuum keeps its own. The database
-// renews them when it is opened and migrated too. Often enough that a
-// tenant filled through the API soon after the database was made is
-// planned by its statistics within minutes, not within the hour.
-const statisticsEvery = 10 * time.Minute
+// renews them when it is opened and migrated too. Every minute, so that
+// a database made empty and filled through the API (a company's year
+// loaded in its first minutes) is planned by statistics of its rows
+// within a minute, and again after each tenfold growth.
+const statisticsEvery = time.Minute
 
 // exportPurgeEvery is how often the exports whose day is up are removed,
 // with their archives.

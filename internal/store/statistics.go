@@ -18,7 +18,7 @@ import (
 // SQLite keeps statistics only when told to (ANALYZE); PRAGMA optimize
 // renews them where they are missing or the table has grown or shrunk
 // tenfold since, and does nothing otherwise. It runs when the database
-// is opened, after migrations, and every ten minutes (the statistics job); with
+// is opened, after migrations, and every minute (the statistics job); with
 // the mask below, over every table (the lists are planned on the read
 // connections, whose use the writer's connection, which runs it, does
 // not see), and under SQLite's own bound on the rows ANALYZE reads, so
