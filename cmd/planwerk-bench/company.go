@@ -53,7 +53,7 @@ type companyTenant struct {
 	days    []time.Time
 	id      int64 // the tenant's id, for the direct seeding
 	entries int
-	rate     float64 // entries/s while seeding
+	rate    float64 // entries/s while seeding
 }
 
 // workdays2026 are the Mondays to Fridays of 2026.
