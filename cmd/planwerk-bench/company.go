@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -20,6 +22,7 @@ import (
 
 	"planwerk/internal/app"
 	"planwerk/internal/config"
+	"planwerk/internal/lifecycle"
 	"planwerk/internal/store"
 	"planwerk/internal/tally"
 	"planwerk/internal/users"
@@ -161,7 +164,7 @@ func (t *companyTenant) entryBody(i int) string {
 // seedCompany creates nUsers users, the projects and tasks and nEntries
 // WORK entries, plus a WORKTIME and a BREAK entry of each user's first day,
 // through the public API; with db, the WORK entries are written straight
-// into its store instead (seedDirect).
+// into its store instead (seedDirect), to be exported.
 func seedCompany(ctx context.Context, t *companyTenant, nUsers, nEntries int, db *store.DB) error {
 	t.days = companyDays(nUsers, nEntries)
 	t.users = make([]int64, nUsers)
@@ -482,8 +485,9 @@ func askAll(ctx context.Context, t *companyTenant, qs []companyQuestion, samples
 // The small company has the big one's people and fewer days: its
 // answers about a person's day or week, or about one day of the tenant,
 // are as big as the big one's, and the growth column shows what the
-// tenant's other rows cost.
-func runCompany(ctx context.Context, pgURL, engine string, nUsers, nEntries, samples int, direct bool) error {
+// tenant's other rows cost. With viaArchive, both companies are built
+// once (buildArchives) and each engine gets them through tenant import.
+func runCompany(ctx context.Context, pgURL, engine string, nUsers, nEntries, samples int, viaArchive bool) error {
 	dsns, cleanup, err := databases(ctx, pgURL)
 	if err != nil {
 		return err
@@ -494,8 +498,17 @@ func runCompany(ctx context.Context, pgURL, engine string, nUsers, nEntries, sam
 		small = max(1000, nEntries/10)
 	}
 	seeding := "through POST /v1/time-entries"
-	if direct {
-		seeding = "straight into the store (--seed store)"
+	var archives map[string]companyArchive
+	if viaArchive {
+		seeding = "through tenant import of an archive (--seed archive)"
+		dir, err := os.MkdirTemp("", "planwerk-bench-archives-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		if archives, err = buildArchives(ctx, dir, nUsers, nEntries, small); err != nil {
+			return err
+		}
 	}
 	fmt.Printf("\nPlanwerk company benchmark: %d users with %d entries beside the same users with %d, seeded %s, %d samples, %s, %d cores, %s\n",
 		nUsers, nEntries, small, seeding, samples, runtime.Version(), runtime.NumCPU(), time.Now().UTC().Format(time.DateOnly))
@@ -503,68 +516,164 @@ func runCompany(ctx context.Context, pgURL, engine string, nUsers, nEntries, sam
 		if engine != "" && !strings.HasPrefix(dsn, engine) {
 			continue
 		}
-		if err := companyEngine(ctx, dsn, nUsers, nEntries, small, samples, direct); err != nil {
+		if err := companyEngine(ctx, dsn, nUsers, nEntries, small, samples, archives); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func companyEngine(ctx context.Context, dsn string, nUsers, nEntries, nSmall, samples int, direct bool) error {
+// companyService is a service of the benchmark's own on the database at
+// dsn, served over HTTP, with its background jobs running as in the
+// served binary (among them the renewal of SQLite's statistics every
+// minute, by which a company loaded into a fresh database is planned).
+type companyService struct {
+	svc    *app.Service
+	srv    *httptest.Server
+	client *http.Client
+	close  func()
+}
+
+func startCompanyService(ctx context.Context, dsn string) (*companyService, error) {
 	cfg := config.Default()
 	cfg.Database = dsn
 	db, err := store.Open(ctx, dsn)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer db.Close()
 	if _, err := db.Migrate(ctx); err != nil {
-		return err
+		db.Close()
+		return nil, err
 	}
-	cfg.Files = filepath.Join(os.TempDir(), "planwerk-bench-files-"+db.Engine())
-	defer os.RemoveAll(cfg.Files)
+	cfg.Files = filepath.Join(os.TempDir(), fmt.Sprintf("planwerk-bench-files-%s-%d", db.Engine(), time.Now().UnixNano()))
 	svc, err := app.NewService(ctx, cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
-		return err
+		db.Close()
+		return nil, err
 	}
-	defer svc.Close()
-	// The background jobs run as in the served binary: among them the
-	// renewal of SQLite's statistics every minute, by which a
-	// company loaded into a fresh database is planned.
 	svc.Start()
 	srv := serve(svc)
-	defer srv.Close()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	tenant := func(slug string) (*companyTenant, error) {
-		email := "admin@" + slug + ".test"
-		created, _, err := app.CreateTenant(ctx, svc, users.TenantSpec{Slug: slug, AdminEmail: email, AdminPassword: "bench-password"})
+	return &companyService{svc: svc, srv: srv, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}},
+		close: func() { srv.Close(); svc.Close(); db.Close(); os.RemoveAll(cfg.Files) }}, nil
+}
+
+// tenant creates a tenant and signs its admin in.
+func (cs *companyService) tenant(ctx context.Context, slug string) (*companyTenant, error) {
+	email := "admin@" + slug + ".test"
+	created, _, err := app.CreateTenant(ctx, cs.svc, users.TenantSpec{Slug: slug, AdminEmail: email, AdminPassword: "bench-password"})
+	if err != nil {
+		return nil, err
+	}
+	return cs.signIn(slug, created.ID)
+}
+
+func (cs *companyService) signIn(slug string, id int64) (*companyTenant, error) {
+	token, err := signIn(cs.client, cs.srv.URL, slug, "admin@"+slug+".test", "bench-password")
+	return &companyTenant{slug: slug, id: id, base: cs.srv.URL, token: token, client: cs.client}, err
+}
+
+// companyArchive is a company built once: its tenant archive and what
+// the questions need to know of it (its ids are kept by the import).
+type companyArchive struct {
+	file string
+	t    *companyTenant
+}
+
+// buildArchives builds the small and the big company in a SQLite database
+// of their own, the WORK entries written straight into its store (with
+// their changes, without audit entries; the rest through the API), and
+// exports each with tenant export.
+func buildArchives(ctx context.Context, dir string, nUsers, nEntries, nSmall int) (map[string]companyArchive, error) {
+	cs, err := startCompanyService(ctx, "sqlite:"+filepath.Join(dir, "build.db"))
+	if err != nil {
+		return nil, err
+	}
+	defer cs.close()
+	out := map[string]companyArchive{}
+	for _, c := range []struct {
+		slug string
+		n    int
+	}{{"small", nSmall}, {"big", nEntries}} {
+		t, err := cs.tenant(ctx, c.slug)
 		if err != nil {
 			return nil, err
 		}
-		token, err := signIn(client, srv.URL, slug, email, "bench-password")
-		return &companyTenant{slug: slug, id: created.ID, base: srv.URL, token: token, client: client}, err
+		if err := seedCompany(ctx, t, nUsers, c.n, cs.svc.DB); err != nil {
+			return nil, err
+		}
+		file := filepath.Join(dir, c.slug+".tar.zst")
+		f, err := os.Create(file)
+		if err != nil {
+			return nil, err
+		}
+		w := bufio.NewWriterSize(f, 1<<20)
+		_, err = lifecycle.Export(ctx, cs.svc.DB, cs.svc.Files, c.slug, w, lifecycle.ExportOptions{Secrets: true, TempDir: dir})
+		if err == nil {
+			err = w.Flush()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, fmt.Errorf("export %s: %w", c.slug, err)
+		}
+		out[c.slug] = companyArchive{file: file, t: t}
 	}
-	smallT, err := tenant("small")
+	return out, nil
+}
+
+// importCompany makes the archived company in the service's database
+// with tenant import, timed, and signs its admin in.
+func (cs *companyService) importCompany(ctx context.Context, a companyArchive) (*companyTenant, error) {
+	f, err := os.Open(a.file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	start := time.Now()
+	sum, err := lifecycle.Import(ctx, cs.svc.DB, cs.svc.Files, bufio.NewReaderSize(f, 1<<20), lifecycle.ImportOptions{TempDir: filepath.Dir(a.file)})
+	if err != nil {
+		return nil, fmt.Errorf("import %s: %w", a.t.slug, err)
+	}
+	took := time.Since(start)
+	t, err := cs.signIn(a.t.slug, sum.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	t.users, t.projects, t.tasks, t.days, t.entries = a.t.users, a.t.projects, a.t.tasks, a.t.days, a.t.entries
+	t.rate = float64(sum.Rows["records"]) / took.Seconds()
+	return t, nil
+}
+
+func companyEngine(ctx context.Context, dsn string, nUsers, nEntries, nSmall, samples int, archives map[string]companyArchive) error {
+	cs, err := startCompanyService(ctx, dsn)
 	if err != nil {
 		return err
 	}
-	bigT, err := tenant("big")
-	if err != nil {
-		return err
-	}
-	var into *store.DB
-	if direct {
-		into = db
-	}
-	if err := seedCompany(ctx, smallT, nUsers, nSmall, into); err != nil {
-		return err
-	}
-	if err := seedCompany(ctx, bigT, nUsers, nEntries, into); err != nil {
-		return err
-	}
-	if direct {
-		fmt.Printf("\n%s: seeded straight into the store: small %.0f entries/s, big %.0f entries/s\n\n", db.Engine(), smallT.rate, bigT.rate)
+	defer cs.close()
+	db := cs.svc.DB
+	var smallT, bigT *companyTenant
+	if archives != nil {
+		if smallT, err = cs.importCompany(ctx, archives["small"]); err != nil {
+			return err
+		}
+		if bigT, err = cs.importCompany(ctx, archives["big"]); err != nil {
+			return err
+		}
+		fmt.Printf("\n%s: seeded through tenant import: small %.0f records/s, big %.0f records/s\n\n", db.Engine(), smallT.rate, bigT.rate)
 	} else {
+		if smallT, err = cs.tenant(ctx, "small"); err != nil {
+			return err
+		}
+		if bigT, err = cs.tenant(ctx, "big"); err != nil {
+			return err
+		}
+		if err := seedCompany(ctx, smallT, nUsers, nSmall, nil); err != nil {
+			return err
+		}
+		if err := seedCompany(ctx, bigT, nUsers, nEntries, nil); err != nil {
+			return err
+		}
 		fmt.Printf("\n%s: seeded through POST /v1/time-entries by %d clients: small %.0f entries/s, big %.0f entries/s\n\n",
 			db.Engine(), companySeeders, smallT.rate, bigT.rate)
 	}

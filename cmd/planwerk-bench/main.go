@@ -48,8 +48,8 @@
 // "company" builds a company through the public API on each engine (--users
 // users, a project for every ten of them (at least 40) of 10 tasks,
 // --entries WORK entries over the workdays of 2026, four a person a day;
-// default 300 and 287,000; --seed store writes the entries straight into
-// the store) beside a small one of the same people with 30,000 entries
+// default 300 and 287,000; --seed archive builds them once and gives each
+// engine a tenant archive to import) beside a small one of the same people with 30,000 entries
 // over fewer days, and times a company's questions over --samples varied requests: a
 // user's day, week and month, a project's month, a day of the tenant,
 // time totals against listing and summing on the client, approvals and
@@ -116,7 +116,7 @@ func main() {
 		os.Args = os.Args[:1]
 	}
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe|webhooks|writes|tenants|citus|polls|audit|lifecycle|peers|company [--records N] [--file-bytes N] [--entries N] [--postgres URL] [--citus URL] [--add-worker HOST:PORT] [--duration D] [--big BYTES] [--clients N] [--requests N] [--tenants N] [--per-tenant N] [--users N] [--samples N] [--seed api|store] [--engine sqlite|postgres] [--keep] [--tls] [--tracing] [--cpuprofile FILE]")
+		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe|webhooks|writes|tenants|citus|polls|audit|lifecycle|peers|company [--records N] [--file-bytes N] [--entries N] [--postgres URL] [--citus URL] [--add-worker HOST:PORT] [--duration D] [--big BYTES] [--clients N] [--requests N] [--tenants N] [--per-tenant N] [--users N] [--samples N] [--seed api|archive] [--engine sqlite|postgres] [--keep] [--tls] [--tracing] [--cpuprofile FILE]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -139,7 +139,7 @@ func main() {
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (lists, peers: of their single GETs, to files with this prefix)")
 	companyUsers := fs.Int("users", 300, "users of the big company (company)")
 	samples := fs.Int("samples", 50, "varied requests of each question (company)")
-	seed := fs.String("seed", "api", "how the company's WORK entries are written: api (POST /v1/time-entries) or store (straight into the store, in transactions of 2,000) (company)")
+	seed := fs.String("seed", "api", "how the companies are built: api (POST /v1/time-entries) or archive (built once, entries straight into a store, exported and imported into each engine with tenant import) (company)")
 	engine := fs.String("engine", "", "only this engine: sqlite or postgres (company)")
 	_ = fs.Parse(os.Args[2:])
 	if *cpuProfile != "" && os.Args[1] != "lists" && os.Args[1] != "peers" {
@@ -189,11 +189,11 @@ func main() {
 				n = *entries
 			}
 		})
-		if (*seed != "api" && *seed != "store") || (*engine != "" && *engine != "sqlite" && *engine != "postgres") {
-			fmt.Fprintln(os.Stderr, "planwerk-bench company: --seed is api or store, --engine sqlite or postgres")
+		if (*seed != "api" && *seed != "archive") || (*engine != "" && *engine != "sqlite" && *engine != "postgres") {
+			fmt.Fprintln(os.Stderr, "planwerk-bench company: --seed is api or archive, --engine sqlite or postgres")
 			os.Exit(2)
 		}
-		err = runCompany(ctx, *pg, *engine, *companyUsers, n, *samples, *seed == "store")
+		err = runCompany(ctx, *pg, *engine, *companyUsers, n, *samples, *seed == "archive")
 	case "lifecycle":
 		n := 100000
 		fs.Visit(func(f *flag.Flag) {
