@@ -179,6 +179,38 @@ func (c *Client) List(t testing.TB, path string) []M {
 	return c.Array(t, http.MethodGet, path, nil, http.StatusOK)
 }
 
+// FollowPages GETs a list path that a limit cuts short and then up to
+// two more of its pages by their Link headers (rel="next"); it fails when
+// the first has no next page. It returns the rows of each page read.
+func (c *Client) FollowPages(t testing.TB, path string) [][]M {
+	t.Helper()
+	var pages [][]M
+	for i := range 3 {
+		status, h, raw := c.Send(t, http.MethodGet, path, nil)
+		if status != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, status, raw)
+		}
+		var rows []M
+		if err := json.Unmarshal(raw, &rows); err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		pages = append(pages, rows)
+		link := h.Get("Link")
+		if link == "" && i == 0 {
+			t.Fatalf("GET %s: no next page", path)
+		}
+		if link == "" {
+			break
+		}
+		u, err := url.Parse(strings.TrimSuffix(strings.TrimPrefix(link, "<"), `>; rel="next"`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		path = u.RequestURI()
+	}
+	return pages
+}
+
 // IDs GETs a list path and returns the ids in order.
 func (c *Client) IDs(t testing.TB, path string) []int64 {
 	t.Helper()

@@ -73,10 +73,10 @@ var planQuestions = []planQuestion{
 		if err != nil {
 			t.Fatal(err)
 		}
-		followPages(t, c, "/v1/time-entries?sort=day&limit=4&where="+url.QueryEscape(string(w1)))
+		c.FollowPages(t, "/v1/time-entries?sort=day&limit=4&where="+url.QueryEscape(string(w1)))
 	}},
 	{name: "one day of the tenant, page by page", entries: []string{byDay}, ask: func(t *testing.T, c *testenv.Client, w planWorld) {
-		followPages(t, c, "/v1/time-entries?limit=3&day="+w.day)
+		c.FollowPages(t, "/v1/time-entries?limit=3&day="+w.day)
 	}},
 	// The totals read the entries of the range (today through the list
 	// path): the day's index must serve the range.
@@ -117,29 +117,6 @@ func listWhere(t *testing.T, c *testenv.Client, where M) {
 		t.Fatal(err)
 	}
 	c.List(t, "/v1/time-entries?where="+url.QueryEscape(string(w)))
-}
-
-// followPages reads a list and at least one more page by its links.
-func followPages(t *testing.T, c *testenv.Client, path string) {
-	t.Helper()
-	for i := range 3 {
-		status, h, raw := c.Send(t, http.MethodGet, path, nil)
-		if status != http.StatusOK {
-			t.Fatalf("GET %s: %d %s", path, status, raw)
-		}
-		link := h.Get("Link")
-		if link == "" && i == 0 {
-			t.Fatalf("GET %s: no next page", path)
-		}
-		if link == "" {
-			return
-		}
-		u, err := url.Parse(strings.TrimSuffix(strings.TrimPrefix(link, "<"), `>; rel="next"`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		path = u.RequestURI()
-	}
 }
 
 // planDays are the days of the seeded entries: March and April 2025,
