@@ -224,7 +224,7 @@ func TestTenantImportIntegrity(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		src := testenv.Start(t, b, loopbackHooks)
-		seedArchive(t, src, "acme", 4096)
+		seeded := seedArchive(t, src, "acme", 4096)
 		dir := t.TempDir()
 		good := readFile(t, exportTenant(t, src, "acme", dir))
 		parts := openArchive(t, good)
@@ -243,6 +243,15 @@ func TestTenantImportIntegrity(t *testing.T) {
 		setRow := func(member string, i int, column, value string) archiveParts {
 			return parts.with(member, editRows(t, func(rs []archiveRow) []archiveRow {
 				rs[i][column] = json.RawMessage(value)
+				return rs
+			}))
+		}
+		// withID is the archive with the project's id, in its row and its
+		// document, set to id.
+		withID := func(id int64) archiveParts {
+			return parts.with("records.jsonl", editRows(t, func(rs []archiveRow) []archiveRow {
+				rs[project]["id"] = json.RawMessage(fmt.Sprint(id))
+				rs[project]["doc"] = json.RawMessage(setDocID(t, rs[project]["doc"], id))
 				return rs
 			}))
 		}
@@ -277,6 +286,11 @@ func TestTenantImportIntegrity(t *testing.T) {
 			{"a record id of 2^63-1", setRow("records.jsonl", project, "id", "9223372036854775807").seal(t), projectRow + "id: id 9223372036854775807 outside 1 … 2^53"},
 			{"a record id of 2^53+1", setRow("records.jsonl", project, "id", "9007199254740993").seal(t), projectRow + "id: id 9007199254740993 outside 1 … 2^53"},
 			{"a record id of 0", setRow("records.jsonl", project, "id", "0").seal(t), projectRow + "id: id 0 outside 1 … 2^53"},
+			{"a record id of 2^52", withID(1 << 52).seal(t), projectRow + "id: id 4503599627370496 lies beyond 10995116"},
+			{"last_id 2^41", parts.with("tenant.jsonl", editRows(t, func(rs []archiveRow) []archiveRow {
+				rs[0]["last_id"] = json.RawMessage("2199023255552")
+				return rs
+			})).seal(t), "tenant.jsonl: row 1: last_id: id 2199023255552 lies beyond 10995116"},
 			{"an upload's record beyond 2^53", setRow("uploads.jsonl", 0, "record", "9223372036854775807").seal(t), "uploads.jsonl: row 1: record: id 9223372036854775807 outside"},
 			{"a record that is a JSON list", setRow("records.jsonl", project, "doc", `[1,2,3]`).seal(t), projectRow + "doc: a document must be a JSON object"},
 			{"a record of an unknown resource", setRow("records.jsonl", project, "resource", `"rockets"`).seal(t), projectRow + `resource "rockets"`},
@@ -356,7 +370,48 @@ func TestTenantImportIntegrity(t *testing.T) {
 		if r := run(ctx, envOf(dst), "", "audit", "verify", "--tenant", "fresh"); r.err != nil {
 			t.Errorf("the imported chain does not verify: %v", r.err)
 		}
+
+		// Ids far above those drawn, but within 2^40 of them, import; the
+		// tenant's next ids exceed them, and the other tenant goes on.
+		const far = 1_000_000_007
+		in = filepath.Join(dir, "far")
+		if err := os.WriteFile(in, withID(far).seal(t), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if r := run(ctx, envOf(dst), "", "tenant", "import", "--in", in, "--slug", "far"); r.err != nil {
+			t.Fatalf("an archive with an id of %d: %v %s", far, r.err, r.stderr)
+		}
+		farTenant := seeded.tenant
+		farTenant.Slug = "far"
+		farAdmin := dst.SignIn(t, farTenant)
+		if got := farAdmin.Get(t, "projects", far); testenv.ID(t, got) != far {
+			t.Errorf("the project of id %d: %v", far, got)
+		}
+		if id := testenv.ID(t, farAdmin.Create(t, "projects", testenv.M{"name": "next"})); id <= far {
+			t.Errorf("the imported tenant's next id is %d, not beyond %d", id, far)
+		}
+		if id := testenv.ID(t, otherAdmin.Create(t, "projects", testenv.M{"name": "after far"})); id > maxExact {
+			t.Errorf("another tenant's next id is %d after the import", id)
+		}
 	})
+}
+
+// maxExact is 2^53, the largest id every JSON reader keeps exact.
+const maxExact = 1 << 53
+
+// setDocID is a document with its id set to id.
+func setDocID(t *testing.T, doc json.RawMessage, id int64) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(doc, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["id"] = id
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // withNUL is a document with a NUL in its name (JSON's \u0000).

@@ -118,6 +118,9 @@ func Import(ctx context.Context, db Database, files filestore.Store, r io.Reader
 	if err := im.clearSlug(ctx); err != nil {
 		return Summary{}, err
 	}
+	if im.ids.drawn, err = db.IDsDrawn(ctx, db.Reader()); err != nil {
+		return Summary{}, err
+	}
 	defer func() {
 		if err != nil && im.tenantID != 0 {
 			// Erased also when ctx has ended (an interrupt): with a
@@ -146,8 +149,10 @@ type importer struct {
 	tr       *tar.Reader
 	slug     string
 	tenantID int64
-	// lastID is the archive's last_id, maxID the largest id of its rows.
-	lastID, maxID int64
+	// lastID is the archive's last_id; ids, the largest id of its rows
+	// and their bound.
+	lastID int64
+	ids    idRange
 	// lastSeq is the seq of the audit entry read last.
 	lastSeq int64
 	// keyNonce makes the storage keys of this import's files its own.
@@ -344,12 +349,15 @@ func (im *importer) tenant(ctx context.Context, m Member) error {
 	if err := c.verify(int64(bytes.Count(raw, []byte("\n")))); err != nil {
 		return err
 	}
-	vals, doc, err := parseRow(bytes.TrimSuffix(raw, []byte("\n")), tenantTable.columns, []string{tenantLastID}, new(int64))
+	vals, doc, err := parseRow(bytes.TrimSuffix(raw, []byte("\n")), tenantTable.columns, []string{tenantLastID}, &idRange{})
 	if err != nil {
 		return fmt.Errorf("%w: %s: row 1: %v", ErrRefused, m.Name, err)
 	}
 	if im.lastID, err = strconv.ParseInt(string(doc[tenantLastID]), 10, 64); err != nil || im.lastID < 0 || im.lastID > maxID {
 		return fmt.Errorf("%w: %s: row 1: last_id: %s is no id of 0 … 2^53", ErrRefused, m.Name, doc[tenantLastID])
+	}
+	if err := im.ids.check(im.lastID); err != nil {
+		return fmt.Errorf("%w: %s: row 1: last_id: %v", ErrRefused, m.Name, err)
 	}
 	vals[0] = im.slug
 	nonce := make([]byte, 8)
@@ -406,7 +414,7 @@ func (im *importer) table(ctx context.Context, t table, m Member) error {
 		if t.most > 0 && rows > t.most {
 			return c.refused(br, fmt.Errorf("%s: row %d: more than %d rows, and a tenant has at most %d", m.Name, rows, t.most, t.most))
 		}
-		vals, _, err := parseRow(line, t.columns, nil, &im.maxID)
+		vals, _, err := parseRow(line, t.columns, nil, &im.ids)
 		if err == nil {
 			err = im.checkRow(t, vals)
 		}
@@ -766,7 +774,7 @@ func (im *importer) activate(ctx context.Context) error {
 		return err
 	}
 	if err := im.db.Tx(ctx, func(q store.Querier) error {
-		return im.db.ReserveIDs(ctx, q, im.tenantID, im.maxID, im.lastID)
+		return im.db.ReserveIDs(ctx, q, im.tenantID, im.ids.high, im.lastID)
 	}); err != nil {
 		return err
 	}
