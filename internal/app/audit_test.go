@@ -468,6 +468,91 @@ func TestAuditHead(t *testing.T) {
 	})
 }
 
+// TestAuditHeadAfterPurge: once the retention's purge has removed a
+// tenant's oldest entries, audit verify passes from where the purge says
+// the chain starts, and so does audit verify --expect with heads kept
+// before the purge (the purge's own last entry among them); with the
+// newest entry deleted after, --expect fails while verify alone cannot
+// tell.
+func TestAuditHeadAfterPurge(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
+		ctx := context.Background()
+		srv := testenv.Start(t, b, func(c *config.Config) { c.AuditRetention = 24 * time.Hour })
+		db := srv.Service.DB
+		env := map[string]string{"PLANWERK_DATABASE": srv.Config.Database}
+		tn := srv.CreateTenant(t, "acme")
+		c := srv.SignIn(t, tn)
+		auditWrites(t, c)
+		k := len(storeEntries(t, db, tn.ID))
+		auditWrites(t, c)
+		// The first k entries made two days ago: each re-dated and the
+		// chain linked again, as it would have been. (No write follows:
+		// SQLite's writer remembers the head it linked last.)
+		all := storeEntries(t, db, tn.ID)
+		at := store.Timestamp(time.Now().Add(-48 * time.Hour))
+		prev := audit.ZeroHash
+		for i := range all {
+			if i < k {
+				all[i].At = at
+			}
+			if err := audit.Link(prev, &all[i]); err != nil {
+				t.Fatal(err)
+			}
+			execSQL(t, db, `UPDATE audit_log SET at = $1, prev_hash = $2, hash = $3 WHERE tenant_id = $4 AND seq = $5`,
+				all[i].At, all[i].PrevHash, all[i].Hash, tn.ID, all[i].Seq)
+			prev = all[i].Hash
+		}
+		last := all[k-1]
+		head := run(ctx, env, "", "audit", "head", "--tenant", "acme")
+		if head.err != nil {
+			t.Fatalf("audit head: %v", head.err)
+		}
+		heads := filepath.Join(t.TempDir(), "heads")
+		kept := fmt.Sprintf("acme %d %s\n%s", last.Seq, last.Hash, head.stdout)
+		if err := os.WriteFile(heads, []byte(kept), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if r := run(ctx, env, "", "audit", "verify", "--tenant", "acme", "--expect", heads); r.err != nil {
+			t.Fatalf("audit verify --expect of the re-dated chain: %v", r.err)
+		}
+
+		since := float64(time.Now().Unix())
+		if !srv.Service.Jobs.Trigger("audit-purge") {
+			t.Fatal("no audit purge job with --audit-retention 24h")
+		}
+		m := waitSample(t, srv, `planwerk_job_last_run_timestamp_seconds{job="audit-purge"}`, func(v float64) bool { return v >= since })
+		if v, _ := sample(t, m, `planwerk_job_errors_total{job="audit-purge"}`); v != 0 {
+			t.Fatalf("errors of the audit purge: %v, want 0", v)
+		}
+		left := storeEntries(t, db, tn.ID)
+		if len(left) != len(all)-k || left[0].Seq != last.Seq+1 {
+			t.Fatalf("after the purge %d of %d entries are left, from seq %d; want those after seq %d", len(left), len(all), left[0].Seq, last.Seq)
+		}
+		if start, err := db.AuditStart(ctx, db, tn.ID); err != nil || start != (audit.Head{Seq: last.Seq, Hash: last.Hash}) {
+			t.Fatalf("the chain's start after the purge: %+v %v, want seq %d", start, err, last.Seq)
+		}
+
+		want := fmt.Sprintf("tenant acme: %d entries verified\n", len(left))
+		if r := run(ctx, env, "", "audit", "verify", "--tenant", "acme"); r.err != nil || r.stdout != want {
+			t.Errorf("audit verify after the purge: %v %q, want %q", r.err, r.stdout, want)
+		}
+		if r := run(ctx, env, "", "audit", "verify", "--tenant", "acme", "--expect", heads); r.err != nil || r.stdout != want {
+			t.Errorf("audit verify --expect of heads kept before the purge: %v %q, want %q", r.err, r.stdout, want)
+		}
+
+		newest := left[len(left)-1].Seq
+		execSQL(t, db, `DELETE FROM audit_log WHERE tenant_id = $1 AND seq = $2`, tn.ID, newest)
+		if r := run(ctx, env, "", "audit", "verify", "--tenant", "acme"); r.err != nil {
+			t.Errorf("audit verify without the newest entry: %v (nothing in the database tells)", r.err)
+		}
+		r := run(ctx, env, "", "audit", "verify", "--tenant", "acme", "--expect", heads)
+		if r.err == nil || !strings.HasPrefix(r.err.Error(), fmt.Sprintf("tenant acme: audit chain broken at seq %d: ", newest)) {
+			t.Errorf("audit verify --expect without the newest entry: %v, want the chain broken at seq %d", r.err, newest)
+		}
+	})
+}
+
 // TestAuditRetention: --audit-retention (and its variable) takes 0 or a
 // duration of at least 24h, else serve refuses it as a usage error naming
 // it; the purge job exists only with a retention, and a run of it with

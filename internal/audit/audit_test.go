@@ -251,10 +251,11 @@ func TestParseReason(t *testing.T) {
 	}
 }
 
-// FuzzParseReason: a reason taken is valid UTF-8 of 1–500 characters; a
-// header without "%" that is taken is the reason as it is.
+// FuzzParseReason: a reason taken is valid UTF-8 of 1–500 characters
+// without NUL; a header without "%" that is taken is the reason as it is.
 func FuzzParseReason(f *testing.F) {
-	for _, s := range []string{"", "x", "%", "%%41", "%C3%9C", "%e2%82%ac", strings.Repeat("%41", 501), "\x00"} {
+	for _, s := range []string{"", "x", "%", "%%41", "%C3%9C", "%e2%82%ac", strings.Repeat("%41", 501), "\x00",
+		"a%00b", "%00", "\xff", "%ff", "%C3", "ok%C3%28"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, header string) {
@@ -268,7 +269,7 @@ func FuzzParseReason(f *testing.F) {
 			}
 			return
 		}
-		if n := utf8.RuneCountInString(r); !utf8.ValidString(r) || n < 1 || n > audit.MaxReason {
+		if n := utf8.RuneCountInString(r); !utf8.ValidString(r) || strings.IndexByte(r, 0) >= 0 || n < 1 || n > audit.MaxReason {
 			t.Fatalf("%q: taken as %q", header, r)
 		}
 		if !strings.Contains(header, "%") && r != header {

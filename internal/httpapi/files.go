@@ -57,6 +57,9 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) error {
 	if err != nil || mt != "multipart/form-data" {
 		return errs.New(errs.Invalid, "invalid_upload", "send multipart/form-data with one part named file")
 	}
+	if !cleanText(r.Header.Get("Content-Type")) {
+		return uncleanUpload("the Content-Type header")
+	}
 	replace := r.URL.Query().Get("delete_others")
 	next := func() (*files.Part, error) {
 		boundary, ok := multipartBoundary(r.Header.Get("Content-Type"))
@@ -89,11 +92,14 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) error {
 				}
 				continue
 			}
-			ct := part.Header.Get("Content-Type")
+			filename, ct, err := partText(part)
+			if err != nil {
+				return nil, err
+			}
 			if ct == "" {
 				ct = "application/octet-stream"
 			}
-			return &files.Part{Filename: partFilename(part), ContentType: ct, Body: part}, nil
+			return &files.Part{Filename: filename, ContentType: ct, Body: part}, nil
 		}
 	}
 	up, err := s.files.Upload(r.Context(), caller, infoFrom(r.Context()).tenant, r.PathValue("model"), record,
@@ -256,6 +262,29 @@ func (l *partHeaderLimit) lineStart(crlf, content bool) {
 	} else {
 		l.state = inLine
 	}
+}
+
+// partText is the filename and the Content-Type of the file part, which
+// an upload keeps: each must be UTF-8 text without NUL, the filename once
+// decoded too (RFC 2231 lets "filename*" spell any byte). mime/multipart
+// takes header bytes from 0x80 up as they come.
+func partText(part *multipart.Part) (filename, contentType string, err error) {
+	contentType = part.Header.Get("Content-Type")
+	if !cleanText(contentType) {
+		return "", "", uncleanUpload("the file part's Content-Type")
+	}
+	if !cleanText(part.Header.Get("Content-Disposition")) {
+		return "", "", uncleanUpload("the file part's Content-Disposition")
+	}
+	filename = partFilename(part)
+	if !cleanText(filename) {
+		return "", "", uncleanUpload("the file part's filename, once decoded,")
+	}
+	return filename, contentType, nil
+}
+
+func uncleanUpload(what string) error {
+	return errs.New(errs.Invalid, "invalid_upload", what+" is not UTF-8 text without NUL characters")
 }
 
 // partFilename is the filename of a part exactly as the client sent it.

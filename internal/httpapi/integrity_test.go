@@ -17,7 +17,9 @@ import (
 // is a wrong one (invalid_grant), such a client id an unknown client
 // (401 invalid_client), in a form field or in Basic authentication, for
 // every grant and for revocation, and any other such field a malformed
-// request (invalid_request).
+// request (invalid_request); an upload whose Content-Type, a part's
+// Content-Type or its filename is such text is a 400 invalid_upload
+// naming the header, and nothing is stored.
 func TestTextIntegrity(t *testing.T) {
 	t.Parallel()
 	testenv.Each(t, func(t *testing.T, b testenv.Backend) {
@@ -97,6 +99,46 @@ func TestTextIntegrity(t *testing.T) {
 		if status, _, body := srv.Grant(t, tn.Slug, password); status != http.StatusOK {
 			t.Errorf("the admin's password grant after the refusals: %d %v", status, body)
 		}
+
+		// An upload's headers, written byte for byte: Go's multipart
+		// writer would quote or refuse some of them.
+		_, doc := admin.Document(t)
+		path := fmt.Sprintf("/v1/files/upload/document/%d?delete_others=1", doc)
+		for _, c := range []struct {
+			name        string
+			contentType string // the request's
+			disposition string
+			partType    string
+			fragment    string // of the message
+		}{
+			{"a part's Content-Type not UTF-8", "", `form-data; name="file"; filename="a.txt"`, "text/plain; charset=\xff", "Content-Type"},
+			{"a part's Content-Type cut in a character", "", `form-data; name="file"; filename="a.txt"`, "text/\xc3", "Content-Type"},
+			{"a filename not UTF-8", "", "form-data; name=\"file\"; filename=\"a\xffb.txt\"", "text/plain", "Content-Disposition"},
+			{"an encoded filename with NUL", "", `form-data; name="file"; filename*=utf-8''a%00b.txt`, "text/plain", "filename"},
+			{"an encoded filename not UTF-8", "", `form-data; name="file"; filename*=utf-8''a%ffb.txt`, "text/plain", "filename"},
+			{"the request's Content-Type not UTF-8", "multipart/form-data; boundary=\"B\xff\"", `form-data; name="file"; filename="a.txt"`, "text/plain", "Content-Type"},
+		} {
+			ct := c.contentType
+			boundary := "B"
+			if ct == "" {
+				ct = "multipart/form-data; boundary=B"
+			} else {
+				boundary = "B\xff"
+			}
+			multipart := "--" + boundary + "\r\nContent-Disposition: " + c.disposition + "\r\nContent-Type: " + c.partType +
+				"\r\n\r\nhello\r\n--" + boundary + "--\r\n"
+			req := admin.Request(t, http.MethodPost, path, multipart)
+			req.Header.Set("Content-Type", ct)
+			status, _, body := testenv.Answer(t, req)
+			if msg, _ := body["message"].(string); status != http.StatusBadRequest || body["code"] != "invalid_upload" ||
+				!strings.Contains(msg, c.fragment) || !strings.Contains(msg, "UTF-8") {
+				t.Errorf("%s: %d %v, want 400 invalid_upload naming %s and UTF-8", c.name, status, body, c.fragment)
+			}
+		}
+		if ups := admin.List(t, fmt.Sprintf("/v1/files/document/%d", doc)); len(ups) != 0 {
+			t.Errorf("uploads after the refusals: %v", ups)
+		}
+		admin.UploadFile(t, "document", doc, testenv.Part{Filename: "a.txt", ContentType: "text/plain; charset=utf-8", Data: []byte("a")})
 	})
 }
 

@@ -118,6 +118,9 @@ func Import(ctx context.Context, db Database, files filestore.Store, r io.Reader
 	if err := im.clearSlug(ctx); err != nil {
 		return Summary{}, err
 	}
+	if im.ids.drawn, err = db.IDsDrawn(ctx, db.Reader()); err != nil {
+		return Summary{}, err
+	}
 	defer func() {
 		if err != nil && im.tenantID != 0 {
 			// Erased also when ctx has ended (an interrupt): with a
@@ -146,8 +149,12 @@ type importer struct {
 	tr       *tar.Reader
 	slug     string
 	tenantID int64
-	// lastID is the archive's last_id, maxID the largest id of its rows.
-	lastID, maxID int64
+	// lastID is the archive's last_id; ids, the largest id of its rows
+	// and their bound.
+	lastID int64
+	ids    idRange
+	// lastSeq is the seq of the audit entry read last.
+	lastSeq int64
 	// keyNonce makes the storage keys of this import's files its own.
 	keyNonce string
 	lastFile int64
@@ -244,6 +251,8 @@ func (im *importer) members(ctx context.Context, mr *manifestReader, rest io.Rea
 			return fmt.Errorf("%w: member %q of %d bytes where the manifest has %q of %d", ErrDamaged, hdr.Name, hdr.Size, m.Name, m.Size)
 		}
 		switch {
+		case !knownMember(m.Name):
+			err = im.unknown(m)
 		case i < len(order) && m.Name != memberName(order[i]):
 			return fmt.Errorf("%w: member %q where %q belongs", ErrDamaged, m.Name, memberName(order[i]))
 		case i == 0:
@@ -270,6 +279,23 @@ func (im *importer) members(ctx context.Context, mr *manifestReader, rest io.Rea
 		return fmt.Errorf("%w: %v", ErrDamaged, err)
 	}
 	return nil
+}
+
+// knownMember reports whether name is a member an archive may hold: a
+// table's (of any version) or an upload's file.
+func knownMember(name string) bool {
+	if slices.ContainsFunc(Tables(), func(t string) bool { return memberName(t) == name }) {
+		return true
+	}
+	id, err := strconv.ParseInt(strings.TrimPrefix(name, filesPrefix), 10, 64)
+	return err == nil && id > 0 && strings.HasPrefix(name, filesPrefix)
+}
+
+// unknown refuses a member that no table or file of a tenant has, once
+// it is what the manifest says it is.
+func (im *importer) unknown(m Member) error {
+	c, r := im.open(m)
+	return c.refused(r, fmt.Errorf("%s: no table of a tenant's, nor an upload's file", m.Name))
 }
 
 // checked is a member's bytes as they are read, hashed.
@@ -318,17 +344,20 @@ func (im *importer) tenant(ctx context.Context, m Member) error {
 		return fmt.Errorf("%w: %s: %v", ErrDamaged, m.Name, err)
 	}
 	if len(raw) > maxLine {
-		return c.refused(r, fmt.Errorf("%s: a row longer than %d MiB", m.Name, maxLine>>20))
+		return c.refused(r, fmt.Errorf("%s: row 1: a row longer than %d MiB", m.Name, maxLine>>20))
 	}
 	if err := c.verify(int64(bytes.Count(raw, []byte("\n")))); err != nil {
 		return err
 	}
-	vals, doc, err := parseRow(bytes.TrimSuffix(raw, []byte("\n")), tenantTable.columns, []string{tenantLastID}, new(int64))
+	vals, doc, err := parseRow(bytes.TrimSuffix(raw, []byte("\n")), tenantTable.columns, []string{tenantLastID}, &idRange{})
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrRefused, m.Name, err)
+		return fmt.Errorf("%w: %s: row 1: %v", ErrRefused, m.Name, err)
 	}
 	if im.lastID, err = strconv.ParseInt(string(doc[tenantLastID]), 10, 64); err != nil || im.lastID < 0 || im.lastID > maxID {
-		return fmt.Errorf("%w: %s: last_id: %s is no id of 0 … 2^53", ErrRefused, m.Name, doc[tenantLastID])
+		return fmt.Errorf("%w: %s: row 1: last_id: %s is no id of 0 … 2^53", ErrRefused, m.Name, doc[tenantLastID])
+	}
+	if err := im.ids.check(im.lastID); err != nil {
+		return fmt.Errorf("%w: %s: row 1: last_id: %v", ErrRefused, m.Name, err)
 	}
 	vals[0] = im.slug
 	nonce := make([]byte, 8)
@@ -383,9 +412,9 @@ func (im *importer) table(ctx context.Context, t table, m Member) error {
 		}
 		rows++
 		if t.most > 0 && rows > t.most {
-			return c.refused(br, fmt.Errorf("%s: more than %d rows, and a tenant has at most %d", m.Name, t.most, t.most))
+			return c.refused(br, fmt.Errorf("%s: row %d: more than %d rows, and a tenant has at most %d", m.Name, rows, t.most, t.most))
 		}
-		vals, _, err := parseRow(line, t.columns, nil, &im.maxID)
+		vals, _, err := parseRow(line, t.columns, nil, &im.ids)
 		if err == nil {
 			err = im.checkRow(t, vals)
 		}
@@ -421,8 +450,18 @@ func (c *checked) refused(rest io.Reader, err error) error {
 
 // checkRow refuses a row whose columns each pass but which the service
 // could not have written as a whole: a record of a resource this program
-// does not have, or whose document names another id.
+// does not have, or whose document names another id; an audit entry
+// out of seq order (the export writes them in order, and a refusal of
+// the chain names an entry's row by its place in it).
 func (im *importer) checkRow(t table, vals []any) error {
+	if t.name == "audit_log" {
+		seq, _ := vals[0].(int64)
+		if seq <= im.lastSeq {
+			return fmt.Errorf("seq %d after seq %d: the entries are in seq order", seq, im.lastSeq)
+		}
+		im.lastSeq = seq
+		return nil
+	}
 	if t.name != "records" {
 		return nil
 	}
@@ -480,10 +519,19 @@ func (im *importer) verifyAudit(ctx context.Context) error {
 		}
 	}
 	v := audit.NewVerifier(start)
-	if _, err := audit.Walk(ctx, v, im.db.AuditPages(im.tenantID), verifyPage); err != nil {
+	// read is the seq of the entry the verifier was given last: where
+	// the chain breaks.
+	var read int64
+	pages := func(ctx context.Context, after int64, limit int, fn func(audit.Entry) error) error {
+		return im.db.AuditPages(im.tenantID)(ctx, after, limit, func(e audit.Entry) error {
+			read = e.Seq
+			return fn(e)
+		})
+	}
+	if _, err := audit.Walk(ctx, v, pages, verifyPage); err != nil {
 		var b *audit.Broken
 		if errors.As(err, &b) {
-			return fmt.Errorf("%w: audit_log.jsonl: %v", ErrRefused, b)
+			return im.auditRefused(ctx, read, b)
 		}
 		return err
 	}
@@ -496,11 +544,23 @@ func (im *importer) verifyAudit(ctx context.Context) error {
 		ORDER BY a.seq LIMIT 1`, im.tenantID).Scan(&seq)
 	switch {
 	case err == nil:
-		return fmt.Errorf("%w: audit_log.jsonl: the entry of seq %d keeps its before as the after of an entry that is not its record's earlier one", ErrRefused, seq)
+		return im.auditRefused(ctx, seq, fmt.Errorf("the entry of seq %d keeps its before as the after of an entry that is not its record's earlier one", seq))
 	case !errors.Is(err, sql.ErrNoRows):
 		return err
 	}
 	return nil
+}
+
+// auditRefused refuses the audit log for why, naming the row of the
+// entry of seq: the entries are in seq order (checkRow), so its row is
+// how many have a seq up to its own.
+func (im *importer) auditRefused(ctx context.Context, seq int64, why error) error {
+	var row int64
+	if err := im.db.Reader().QueryRowContext(ctx, `SELECT count(*) FROM audit_log WHERE tenant_id = $1 AND seq <= $2`,
+		im.tenantID, seq).Scan(&row); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: audit_log.jsonl: row %d: %v", ErrRefused, row, why)
 }
 
 // inferAuditStart is the start of a version 1 archive's chain: where its
@@ -714,7 +774,7 @@ func (im *importer) activate(ctx context.Context) error {
 		return err
 	}
 	if err := im.db.Tx(ctx, func(q store.Querier) error {
-		return im.db.ReserveIDs(ctx, q, im.tenantID, im.maxID, im.lastID)
+		return im.db.ReserveIDs(ctx, q, im.tenantID, im.ids.high, im.lastID)
 	}); err != nil {
 		return err
 	}

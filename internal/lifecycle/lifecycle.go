@@ -64,6 +64,7 @@ type Database interface {
 	Engine() string
 	EraseTenant(ctx context.Context, tenantID int64, progress func(table string, rows int64)) error
 	IDsHandedOut(ctx context.Context, q store.Querier, tenantID int64) (int64, error)
+	IDsDrawn(ctx context.Context, q store.Querier) (int64, error)
 	ReserveIDs(ctx context.Context, q store.Querier, tenantID, held, drawn int64) error
 	AuditStart(ctx context.Context, q store.Querier, tenantID int64) (audit.Head, error)
 	AuditPages(tenantID int64) audit.Pages

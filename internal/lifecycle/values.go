@@ -158,13 +158,43 @@ func appendString(b []byte, s string) ([]byte, error) {
 // never draws one near it.
 const maxID = 1 << 53
 
+// idHeadroom is how far beyond the largest id the database has drawn an
+// archive's ids may lie (docs/decisions.md "Moving a tenant"): ids
+// an import holds are reserved, and on PostgreSQL the sequence every
+// tenant draws from moves up to them.
+const idHeadroom = 1 << 40
+
+// idRange is the largest id of the rows read so far, and the largest id
+// the database had drawn when the import began, beyond which by more
+// than idHeadroom no id may lie.
+type idRange struct {
+	high, drawn int64
+}
+
+// take raises the range's high to id, once it is in bounds.
+func (r *idRange) take(id int64) error {
+	if err := r.check(id); err != nil {
+		return err
+	}
+	r.high = max(r.high, id)
+	return nil
+}
+
+// check refuses an id more than idHeadroom beyond the ids drawn.
+func (r *idRange) check(id int64) error {
+	if bound := r.drawn + idHeadroom; id > bound {
+		return fmt.Errorf("id %d lies beyond %d, 2^40 past the largest id this database has drawn (%d): the ids drawn after it would near 2^53, beyond which JSON is not exact", id, bound, r.drawn)
+	}
+	return nil
+}
+
 // parseRow reads a line of a table's member into the values of cols, in
 // their order, as statement arguments: int64, string, bool, []byte, or
 // nil for null; a document as its text. Every column must be there and
 // nothing else, and every value one the service could have written (ids
 // in 1 … maxID, text of UTF-8 without NUL, what a column's check
-// allows). It raises *maxID to the row's largest id.
-func parseRow(line []byte, cols []column, extra []string, high *int64) ([]any, map[string]json.RawMessage, error) {
+// allows, ids within ids's bounds). It raises ids to the row's largest id.
+func parseRow(line []byte, cols []column, extra []string, ids *idRange) ([]any, map[string]json.RawMessage, error) {
 	if !utf8.Valid(line) {
 		return nil, nil, errors.New("text that is not UTF-8")
 	}
@@ -189,11 +219,11 @@ func parseRow(line []byte, cols []column, extra []string, high *int64) ([]any, m
 		if err == nil && v != nil && c.check != nil {
 			err = c.check(v)
 		}
+		if id, ok := v.(int64); ok && err == nil && c.id {
+			err = ids.take(id)
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", c.name, err)
-		}
-		if id, ok := v.(int64); ok && c.id && id > *high {
-			*high = id
 		}
 		out[i] = v
 	}

@@ -107,6 +107,8 @@ type dialect interface {
 	// idsHandedOut is the tenant's id counter where it has one of its
 	// own, else 0.
 	idsHandedOut(ctx context.Context, q Querier, tenantID int64) (int64, error)
+	// idsDrawn is the largest record id drawn for any tenant.
+	idsDrawn(ctx context.Context, q Querier) (int64, error)
 	// idsToReserve is how far reserveIDs goes for a tenant whose rows
 	// hold ids up to held and who had drawn up to drawn.
 	idsToReserve(held, drawn int64) int64

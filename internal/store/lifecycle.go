@@ -59,6 +59,18 @@ func (db *DB) IDsHandedOut(ctx context.Context, q Querier, tenantID int64) (int6
 	return db.dialect.idsHandedOut(ctx, q, tenantID)
 }
 
+// IDsDrawn is the largest record id the database has drawn for any
+// tenant: on SQLite the highest of the tenants' counters, on PostgreSQL
+// the last value of the sequence every tenant draws from (0 before the
+// first).
+func (db *DB) IDsDrawn(ctx context.Context, q Querier) (int64, error) {
+	n, err := db.dialect.idsDrawn(ctx, q)
+	if err != nil {
+		return 0, fmt.Errorf("ids drawn: %w", err)
+	}
+	return n, nil
+}
+
 // ReserveIDs makes every id the tenant draws from now on greater than
 // held, the largest id its rows hold, and, where the tenant has a
 // counter of its own (SQLite), than drawn, the highest it had drawn
@@ -139,6 +151,18 @@ func (sqliteDialect) idsHandedOut(ctx context.Context, q Querier, tenantID int64
 }
 
 func (postgresDialect) idsHandedOut(context.Context, Querier, int64) (int64, error) { return 0, nil }
+
+func (sqliteDialect) idsDrawn(ctx context.Context, q Querier) (int64, error) {
+	var n int64
+	err := q.QueryRowContext(ctx, `SELECT coalesce(max(last_id), 0) FROM tenant_sequences`).Scan(&n)
+	return n, err
+}
+
+func (postgresDialect) idsDrawn(ctx context.Context, q Querier) (int64, error) {
+	var n int64
+	err := q.QueryRowContext(ctx, `SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM record_ids`).Scan(&n)
+	return n, err
+}
 
 func (sqliteDialect) reserveIDs(ctx context.Context, q Querier, tenantID, through int64) error {
 	_, err := q.ExecContext(ctx, `INSERT INTO tenant_sequences (tenant_id, last_id) VALUES ($1, $2)
