@@ -488,6 +488,9 @@ func askAll(ctx context.Context, t *companyTenant, qs []companyQuestion, samples
 // tenant's other rows cost. With viaArchive, both companies are built
 // once (buildArchives) and each engine gets them through tenant import.
 func runCompany(ctx context.Context, pgURL, engine string, nUsers, nEntries, samples int, viaArchive bool) error {
+	if engine == "sqlite" {
+		pgURL = ""
+	}
 	dsns, cleanup, err := databases(ctx, pgURL)
 	if err != nil {
 		return err
