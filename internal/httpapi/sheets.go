@@ -83,30 +83,7 @@ func (s *Server) streamSheet(w http.ResponseWriter, req *http.Request, r *resour
 		return err
 	}
 	defer sw.Close()
-	index := make(map[string]int, len(cols))
-	for i, c := range cols {
-		index[c] = i
-	}
-	values := make([][]byte, len(cols))
-	err = sw.Header(cols)
-	if err == nil {
-		err = listing.Each(infoFrom(req.Context()).base, s.cfg.RequestTimeout, func(doc []byte) error {
-			clear(values)
-			err := jsontext.Members(doc, func(key, value []byte) error {
-				if i, ok := index[string(key)]; ok {
-					values[i] = value
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			return sw.Row(values)
-		})
-	}
-	if err == nil {
-		err = sw.Flush()
-	}
+	err = s.writeSheet(req, sw, cols, listing)
 	if err == nil {
 		return nil
 	}
@@ -120,6 +97,36 @@ func (s *Server) streamSheet(w http.ResponseWriter, req *http.Request, r *resour
 		s.log.ErrorContext(req.Context(), "list failed while streaming", "request_id", requestID(req.Context()), "err", err)
 	}
 	panic(http.ErrAbortHandler)
+}
+
+// writeSheet writes the header row, a row of each record (references
+// expanded) and ends the sheet.
+func (s *Server) writeSheet(req *http.Request, sw sheet.Writer, cols []string, listing *records.Listing) error {
+	index := make(map[string]int, len(cols))
+	for i, c := range cols {
+		index[c] = i
+	}
+	if err := sw.Header(cols); err != nil {
+		return err
+	}
+	values := make([][]byte, len(cols))
+	err := listing.Each(infoFrom(req.Context()).base, s.cfg.RequestTimeout, func(doc []byte) error {
+		clear(values)
+		err := jsontext.Members(doc, func(key, value []byte) error {
+			if i, ok := index[string(key)]; ok {
+				values[i] = value
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return sw.Row(values)
+	})
+	if err != nil {
+		return err
+	}
+	return sw.Flush()
 }
 
 // answerWriter is an answer that starts (200, its Content-Type) with the
