@@ -110,6 +110,12 @@ func TestListSheetFormulas(t *testing.T) {
 			"a": `=HYPERLINK("https://evil.example","x")`, "b": "+1", "c": "-2", "d": -2, "e": "@x", "f": "\tx", "g": "\rx", "h": "a=b"})
 		want := map[string]cell{"a": {`'=HYPERLINK("https://evil.example","x")`, "s"}, "b": {"'+1", "s"}, "c": {"'-2", "s"},
 			"d": {"-2", "n"}, "e": {"'@x", "s"}, "f": {"'\tx", "s"}, "g": {"'\rx", "s"}, "h": {"a=b", "s"}}
+		// RFC 4180: a carriage return only inside quotes (readers take a
+		// bare one for a line end).
+		_, _, raw := testenv.Do(t, c.With("Accept", "text/csv").Request(t, http.MethodGet, "/v1/time-entries", nil))
+		if !bytes.Contains(raw, []byte(",\"'\rx\",")) || bytes.Count(raw, []byte("\r")) != 3 {
+			t.Errorf("the CSV does not quote the cell with a carriage return, or has others: %q", raw)
+		}
 		for _, media := range []string{"text/csv", xlsxType} {
 			header, rows, _ := sheetGet(t, c, "/v1/time-entries", media)
 			if len(rows) != 1 {
