@@ -145,13 +145,16 @@ func kind(v []byte) int {
 }
 
 // NewXLSX returns a writer of an XLSX workbook of one worksheet, named
-// name, to w. The rows go to the worksheet as they come (into memory up
+// name (its first 31 bytes; an ASCII name without []:*?/\), to w. The rows go to the worksheet as they come (into memory up
 // to 16 MiB, then a temporary file, as excelize's StreamWriter keeps
 // them); Flush writes the workbook, compressed as it goes, to w: nothing
 // reaches w before. Numbers are numbers, true and false booleans. A cell
 // holds at most 32,767 characters (Excel's bound): longer text is cut
 // there.
 func NewXLSX(w io.Writer, name string) (Writer, error) {
+	if len(name) > excelize.MaxSheetNameLength {
+		name = name[:excelize.MaxSheetNameLength] // Excel's bound
+	}
 	f := excelize.NewFile()
 	if err := f.SetSheetName("Sheet1", name); err != nil {
 		f.Close()
