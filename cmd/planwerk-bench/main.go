@@ -69,6 +69,12 @@
 // each engine into PREFIX-ENGINE-list.pprof and PREFIX-ENGINE-get.pprof,
 // and the database ceiling's single GETs into
 // PREFIX-ENGINE-get-ceiling.pprof.
+//
+// "sheets" seeds --entries time entries (default 1,000,000) into one
+// tenant of each engine and reads all of them, 50,000 to a page by Link,
+// as JSON, CSV (plain and gzip) and XLSX: rows/s, bytes and peak heap
+// growth of each walk.
+//
 // Two more ceilings include the database (dbceiling.go): a bare handler
 // that reads the same rows through the same driver and a pool opened as
 // the service's read pool, and writes the stored documents as they are.
@@ -111,18 +117,18 @@ func main() {
 	}
 	switch {
 	case len(os.Args) < 2:
-	case os.Args[1] == "lists", os.Args[1] == "entries", os.Args[1] == "files", os.Args[1] == "load", os.Args[1] == "noisy", os.Args[1] == "safe", os.Args[1] == "webhooks", os.Args[1] == "writes", os.Args[1] == "tenants", os.Args[1] == "citus", os.Args[1] == "polls", os.Args[1] == "audit", os.Args[1] == "lifecycle", os.Args[1] == "peers", os.Args[1] == "company":
+	case os.Args[1] == "lists", os.Args[1] == "entries", os.Args[1] == "files", os.Args[1] == "load", os.Args[1] == "noisy", os.Args[1] == "safe", os.Args[1] == "webhooks", os.Args[1] == "writes", os.Args[1] == "tenants", os.Args[1] == "citus", os.Args[1] == "polls", os.Args[1] == "audit", os.Args[1] == "lifecycle", os.Args[1] == "peers", os.Args[1] == "company", os.Args[1] == "sheets":
 	default:
 		os.Args = os.Args[:1]
 	}
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe|webhooks|writes|tenants|citus|polls|audit|lifecycle|peers|company [--records N] [--file-bytes N] [--entries N] [--postgres URL] [--citus URL] [--add-worker HOST:PORT] [--duration D] [--big BYTES] [--clients N] [--requests N] [--tenants N] [--per-tenant N] [--users N] [--samples N] [--seed api|archive] [--engine sqlite|postgres] [--keep] [--tls] [--tracing] [--cpuprofile FILE]")
+		fmt.Fprintln(os.Stderr, "usage: planwerk-bench lists|entries|files|load|noisy|safe|webhooks|writes|tenants|citus|polls|audit|lifecycle|peers|company|sheets [--records N] [--file-bytes N] [--entries N] [--postgres URL] [--citus URL] [--add-worker HOST:PORT] [--duration D] [--big BYTES] [--clients N] [--requests N] [--tenants N] [--per-tenant N] [--users N] [--samples N] [--seed api|archive] [--engine sqlite|postgres] [--keep] [--tls] [--tracing] [--cpuprofile FILE]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	records := fs.Int("records", 50000, "ProjectDay records to seed (lists; lifecycle: records of the tenant, default 100000)")
 	fileBytes := fs.Int64("file-bytes", 1<<30, "bytes of the tenant's files (lifecycle)")
-	entries := fs.Int("entries", 1000000, "audit entries of the one tenant (audit); WORK entries of the big company (company, default 287000)")
+	entries := fs.Int("entries", 1000000, "audit entries of the one tenant (audit); time entries (sheets); WORK entries of the big company (company, default 287000)")
 	pg := fs.String("postgres", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable", "PostgreSQL server (empty: SQLite only)")
 	duration := fs.Duration("duration", 5*time.Second, "how long to drive each load")
 	big := fs.Int64("big", 1<<30, "size of the large upload (files)")
@@ -182,6 +188,8 @@ func main() {
 		err = runPolls(ctx, *pg, *duration)
 	case "audit":
 		err = runAudit(ctx, *pg, *entries, *keep)
+	case "sheets":
+		err = runSheets(ctx, *pg, *entries)
 	case "company":
 		n := 287000
 		fs.Visit(func(f *flag.Flag) {

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"runtime/debug"
 	"slices"
@@ -100,7 +99,11 @@ func (s *Server) auditLog(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if !wantsCSV(r.Header.Get("Accept")) {
+	media, err := negotiate(r, jsonMedia, csvMedia)
+	if err != nil {
+		return err
+	}
+	if media == jsonMedia {
 		p := s.readAudit(r.Context(), caller.TenantID, f, jsonEntries())
 		defer p.Close()
 		if _, err := p.sp.Long(); err != nil {
@@ -352,32 +355,6 @@ func jsonText(doc json.RawMessage) string {
 		return "null"
 	}
 	return string(doc)
-}
-
-// wantsCSV reports whether an Accept header asks for CSV: it names
-// text/csv with a quality above 0, and application/json with none higher.
-// Wildcards choose JSON, the default.
-func wantsCSV(accept string) bool {
-	csvQ, jsonQ := 0.0, 0.0
-	for _, item := range strings.Split(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(item))
-		if err != nil {
-			continue
-		}
-		q := 1.0
-		if v, ok := params["q"]; ok {
-			if q, err = strconv.ParseFloat(v, 64); err != nil {
-				continue
-			}
-		}
-		switch mt {
-		case "text/csv":
-			csvQ = max(csvQ, q)
-		case "application/json":
-			jsonQ = max(jsonQ, q)
-		}
-	}
-	return csvQ > 0 && csvQ >= jsonQ
 }
 
 // auditParams are the audit log's query parameters.

@@ -17,9 +17,12 @@ const compressMinSize = 1 << 10
 // a window, not the answer. Downloads are sent as stored, so that Range
 // requests and their Content-Length stay exact; /metrics compresses
 // itself. Answers that are already encoded (the reference's files) or
-// of compressed media types pass through.
+// of compressed media types (XLSX workbooks too) pass through.
 func (s *Server) compress(next http.Handler) http.Handler {
-	wrap, err := gzhttp.NewWrapper(gzhttp.MinSize(compressMinSize))
+	// An XLSX workbook is a zip archive already.
+	wrap, err := gzhttp.NewWrapper(gzhttp.MinSize(compressMinSize), gzhttp.ContentTypeFilter(func(ct string) bool {
+		return gzhttp.DefaultContentTypeFilter(ct) && !strings.HasPrefix(ct, xlsxMedia)
+	}))
 	if err != nil {
 		panic("httpapi: compression: " + err.Error()) // fixed options: a programming error
 	}

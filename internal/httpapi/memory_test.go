@@ -47,6 +47,7 @@ var (
 	memberEntriesData = &memoryData{seedMemberEntries}
 	auditData         = &memoryData{seedAudit}
 	exportData        = &memoryData{seedExport}
+	sheetData         = &memoryData{seedSheet}
 )
 
 // memoryCases: every endpoint that returns data of unbounded size has a
@@ -54,6 +55,12 @@ var (
 var memoryCases = []memoryCase{
 	{"populated list", populatedData, "", "/v1/time-entries?populate=project&limit=1000", 90 << 20, 0},
 	{"list", memberEntriesData, "", "/v1/time-entries?limit=50000", 96 << 20, 0},
+	{"list as CSV", memberEntriesData, "text/csv", "/v1/time-entries?limit=50000", 96 << 20, 0},
+	{"list as CSV of many rows", sheetData, "text/csv", "/v1/time-entries?limit=50000", 30 << 20, 0},
+	// The worksheet waits in excelize's buffer of 16 MiB (grown to 32)
+	// before its temporary file: less than the rows (30 MiB as CSV) and
+	// the archive (16 MiB) together, which a workbook held whole needs.
+	{"list as XLSX", sheetData, xlsxType, "/v1/time-entries?limit=50000", 16 << 20, 48 << 20},
 	{"change feed", memberEntriesData, "", "/v1/changes?limit=10000", 1 << 20, 0},
 	{"audit log", auditData, "application/json", "/v1/audit-log?resource=projects&limit=10000", 40 << 20, 16 << 20},
 	{"audit log as CSV", auditData, "text/csv", "/v1/audit-log?resource=projects&limit=10000", 40 << 20, 16 << 20},
@@ -187,6 +194,28 @@ func seedMemberEntries(t *testing.T, srv *testenv.Server, tn testenv.Tenant) (*t
 		}
 	}
 	return member, ""
+}
+
+// seedSheet: 30,000 time entries of the admin, each with 1 KiB of notes
+// that do not compress much (hex): a CSV of 32 MB, and an XLSX worksheet
+// of more than it keeps in memory before it goes to its temporary file.
+func seedSheet(t *testing.T, srv *testenv.Server, tn testenv.Tenant) (*testenv.Client, string) {
+	db, ctx := srv.Service.DB, context.Background()
+	for b := range 6 {
+		docs := make([]map[string]any, 5000)
+		for i := range docs {
+			docs[i] = map[string]any{"trackingType": "BREAK", "day": "2026-01-05", "user": tn.AdminID, "duration": 60, "sorting": i,
+				"notes": hex.EncodeToString(testenv.Data(uint64(b*5000+i), 512))}
+		}
+		err := db.Tx(ctx, func(q store.Querier) error {
+			_, err := db.InsertRecords(ctx, q, tn.ID, store.Collection{Table: "records", Resource: "time-entries"}, docs)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return srv.SignIn(t, tn), ""
 }
 
 // seedAudit: 100,000 audit entries noted in ten transactions, 40 of them

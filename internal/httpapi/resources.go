@@ -50,6 +50,11 @@ func (s *Server) markDeprecated(w http.ResponseWriter, path string) {
 func (s *Server) list(r *resource.Resource) handlerFunc {
 	schema := r.Schema()
 	return func(w http.ResponseWriter, req *http.Request) error {
+		w.Header().Add("Vary", "Accept")
+		media, err := negotiate(req, listMedia...)
+		if err != nil {
+			return err
+		}
 		if len(req.URL.RawQuery) > maxQueryBytes {
 			return errs.New(errs.URITooLong, "query_too_long", "the query string is longer than "+strconv.Itoa(maxQueryBytes)+" bytes")
 		}
@@ -72,6 +77,9 @@ func (s *Server) list(r *resource.Resource) handlerFunc {
 		// The records are spooled: what follows waits only on the client,
 		// and on look-ups of referenced records, each with a deadline of
 		// its own.
+		if media != jsonMedia {
+			return s.streamSheet(w, req, r, listing, media)
+		}
 		return s.streamList(w, req, func(emit func([]byte) error) error {
 			return listing.Each(infoFrom(req.Context()).base, s.cfg.RequestTimeout, emit)
 		})

@@ -106,6 +106,7 @@ var errorResponses = map[int]string{
 	401: "Unauthorized",
 	403: "Forbidden",
 	404: "NotFound",
+	406: "NotAcceptable",
 	408: "RequestTimeout",
 	409: "Conflict",
 	413: "PayloadTooLarge",
@@ -251,6 +252,9 @@ func (b *builder) common() {
 		"records), a WORK time entry on an approved project day (`day_approved`), or a write with a token of the scope " +
 		"`read` (`insufficient_scope`, with `WWW-Authenticate: Bearer error=\"insufficient_scope\"`). " + suspendedRefusal)
 	c.Responses["NotFound"] = errorAnswer("No such record in the tenant, or the caller may not see it (`not_found`).")
+	c.Responses["NotAcceptable"] = errorAnswer("The `Accept` header allows none of the media types the operation answers " +
+		"(`not_acceptable`), or a list asked for as CSV or XLSX has records of more than 1000 distinct attributes " +
+		"(`too_many_columns`): narrow it, or ask for JSON.")
 	c.Responses["Conflict"] = errorAnswer("The record conflicts with an existing one (`conflict`), or the first request " +
 		"with the same `Idempotency-Key` is still running (`idempotency_key_in_use`).")
 	c.Responses["PayloadTooLarge"] = errorAnswer("The request body is too large (`body_too_large`).")

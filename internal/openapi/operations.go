@@ -248,7 +248,7 @@ var descriptions = map[string]opDesc{
 			"given twice or empty, or a bad value → 400 naming it.",
 		Params: auditLogParams(),
 		OK:     auditLogOK(),
-		Errors: []int{403},
+		Errors: []int{403, 406},
 		Refusals: map[int]string{
 			400: "A parameter that is unknown, given twice, empty or not valid (`invalid`; `problems` names it: a " +
 				"`limit` over 10000, an `op` other than create, update or delete, a `from` or `to` that is no RFC 3339 " +

@@ -61,6 +61,17 @@ func (b *builder) resources(routes []Route) map[string]bool {
 	return covered
 }
 
+// sheetMedia are the media types a list answers beside JSON, and how.
+var sheetMedia = map[string]string{
+	"text/csv": "RFC 4180 (CRLF line ends): a header row of `id`, the declared attributes and the others the records " +
+		"have sorted byte-wise, then one row per record. Nested values are JSON text, booleans `true` or `false`, " +
+		"nothing for null or missing; text that would start a formula (`=`, `+`, `-`, `@`, a tab or a carriage " +
+		"return first) has a leading `'`.",
+	"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "An XLSX workbook of one worksheet named " +
+		"after the resource, with the columns and rows of the CSV: numbers as numbers, booleans as booleans, text " +
+		"(at most 32,767 characters a cell) as text.",
+}
+
 // camel turns a resource name into an identifier part: "project-days" → "ProjectDays".
 func camel(name string) string {
 	var sb strings.Builder
@@ -108,9 +119,17 @@ func (b *builder) resourceOperation(r *resource.Resource, o resOp, a Auth) *Oper
 		op.Summary = "List " + r.Model + " records"
 		op.Description = b.listDescription(r)
 		op.Parameters = b.listParameters(r)
-		ok(200, "The matching records, a JSON array (`[]` when none match). When `limit` cut the list short, "+
-			"`Link` names the next page.", Schema{"type": "array", "items": record}, "Link")
-		extra = []int{414}
+		ok(200, "The matching records, a JSON array (`[]` when none match); with `Accept: text/csv` or the XLSX type, "+
+			"the same records as a sheet. When `limit` cut the list short, `Link` names the next page.",
+			Schema{"type": "array", "items": record}, "Link")
+		for media, desc := range sheetMedia {
+			schema := Schema{"type": "string", "description": desc}
+			if media != "text/csv" {
+				schema["format"], schema["contentMediaType"] = "binary", media
+			}
+			op.Responses["200"].Content[media] = MediaType{Schema: schema}
+		}
+		extra = []int{406, 414}
 	case opGet:
 		op.OperationID = "get" + r.Model
 		op.Summary = "Read " + article(r.Model)

@@ -101,6 +101,30 @@ func (l *Listing) Close() error {
 	return l.sp.Close()
 }
 
+// Stored calls fn with each record in order as the database gave it,
+// references not expanded: a first pass for what expanding leaves as it
+// is (a sheet's columns, the records' attribute names). The listing is
+// complete in its spool when Query returns, so that Each can read it
+// again afterwards.
+func (l *Listing) Stored(fn func(doc []byte) error) error {
+	r, err := l.sp.Reader()
+	if err != nil {
+		return err
+	}
+	for {
+		doc, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(doc); err != nil {
+			return err
+		}
+	}
+}
+
 // Each calls emit with each record in order, references expanded. ctx
 // bounds the look-ups of referenced records, each of which gets
 // lookupTimeout of its own: a long answer may take longer than one

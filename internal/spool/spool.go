@@ -23,7 +23,7 @@ import (
 // writes them to the file, where the reader can see them.
 const fileChunk = 64 << 10
 
-// Spool is an append-only sequence of records, read back once in order.
+// Spool is an append-only sequence of records, read back in order.
 // One goroutine adds records and then calls Finish; one other may read
 // them meanwhile.
 type Spool struct {
@@ -173,7 +173,8 @@ func (s *Spool) Size() int64 { return s.size }
 
 // Reader returns a reader of the records from the first, including those
 // added after it was made: once it has caught up with the writer it waits
-// for more, until Finish.
+// for more, until Finish. A finished spool can be read again, by one
+// reader after another, until Close.
 func (s *Spool) Reader() (*Reader, error) {
 	return &Reader{s: s, r: bufio.NewReaderSize(&follower{s: s}, 64<<10)}, nil
 }
