@@ -33,12 +33,13 @@ const (
 	PreconditionFailed                 // the record is no longer the one the request names (If-Match)
 	Unprocessable                      // the request cannot be done as sent (an Idempotency-Key reused for another request)
 	Gone                               // what the request names is no longer kept (an expired cursor)
+	NotAcceptable                      // the endpoint cannot answer in a type the request accepts
 	numKinds
 )
 
 var kindNames = [numKinds]string{"", "invalid", "unauthorized", "forbidden", "not found", "method not allowed",
 	"timeout", "conflict", "too large", "URI too long", "unsupported media", "throttled", "unavailable", "full", "canceled",
-	"precondition failed", "unprocessable", "gone"}
+	"precondition failed", "unprocessable", "gone", "not acceptable"}
 
 func (k Kind) String() string {
 	if k <= 0 || k >= numKinds {

@@ -34,6 +34,7 @@ var statusOf = map[errs.Kind]int{
 	errs.PreconditionFailed: http.StatusPreconditionFailed,
 	errs.Unprocessable:      http.StatusUnprocessableEntity,
 	errs.Gone:               http.StatusGone,
+	errs.NotAcceptable:      http.StatusNotAcceptable,
 }
 
 // answer is an error as the client sees it.

@@ -76,7 +76,7 @@ var tagDescriptions = map[string]string{
 	tagClients:    "Credentials for integrations: the client-credentials grant gives them tokens of a user within a scope.",
 	tagAccount:    "The tenant's account settings.",
 	tagApproval:   "Approving and unapproving project days.",
-	tagAnalytics:  "Time totals.",
+	tagAnalytics:  "Time totals and reports.",
 	tagFiles:      "Files attached to Documents and Expenses: upload, list, signed download links, delete.",
 	tagOperations: "Health, readiness and metrics; no tenant, no token.",
 	tagDocs:       "This document and the API reference page.",
@@ -111,6 +111,7 @@ var errorResponses = map[int]string{
 	413: "PayloadTooLarge",
 	414: "URITooLong",
 	410: "Gone",
+	406: "NotAcceptable",
 	415: "UnsupportedMediaType",
 	412: "PreconditionFailed",
 	422: "UnprocessableEntity",
@@ -256,6 +257,7 @@ func (b *builder) common() {
 	c.Responses["PayloadTooLarge"] = errorAnswer("The request body is too large (`body_too_large`).")
 	c.Responses["Gone"] = errorAnswer("What the request names is no longer kept (`cursor_expired`).")
 	c.Responses["URITooLong"] = errorAnswer("The query string is too long (`query_too_long`).")
+	c.Responses["NotAcceptable"] = errorAnswer("The endpoint answers in none of the types the Accept header takes (`not_acceptable`).")
 	c.Responses["UnsupportedMediaType"] = errorAnswer("The body is not JSON (`unsupported_media_type`).")
 	c.Responses["TooManyRequests"] = errorAnswer("Rate limit hit (`rate_limited`), or the account has as many requests "+
 		"waiting for their turn as it may (`too_many_requests`); retry after the given seconds.", "Retry-After")
