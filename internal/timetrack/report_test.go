@@ -54,15 +54,15 @@ func newReportOffice(t *testing.T, b testenv.Backend) *reportOffice {
 		}
 		return e
 	}
-	a.Create(t, "time-entries", work(o.p1, o.t1, "2025-12-29", "duration", 3600, "ticket", "A-1"))  // 2026-W01
-	mb.Create(t, "time-entries", work(o.p1, o.t1, "2026-01-02", "duration", 1800, "ticket", "A-1")) // 2026-W01
-	a.Create(t, "time-entries", work(o.p2, o.t2, "2026-01-05", "duration", 600, "ticket", 7))       // 10 minutes
-	a.Create(t, "time-entries", M{"trackingType": "BREAK", "day": "2026-01-05", "duration": 900, "sorting": 3})   // no project
-	mb.Create(t, "time-entries", work(o.p2, o.t2, "2026-02-10", "duration", 1000, "ticket", "B"))   // 16:40
-	mb.Create(t, "time-entries", work(o.p1, o.t1, "2026-12-31", "duration", 449, "ticket", "A-1"))  // 7:29
-	a.Create(t, "time-entries", work(o.p2, o.t2, "2027-01-01", "duration", 451))                    // 2026-W53
-	a.Create(t, "time-entries", work(o.p1, o.t1, "2025-12-28", "duration", 99999, "ticket", "A-1")) // outside
-	a.Create(t, "time-entries", work(o.p1, o.t1, "2027-01-04", "duration", 77777, "ticket", "A-1")) // outside
+	a.Create(t, "time-entries", work(o.p1, o.t1, "2025-12-29", "duration", 3600, "ticket", "A-1"))              // 2026-W01
+	mb.Create(t, "time-entries", work(o.p1, o.t1, "2026-01-02", "duration", 1800, "ticket", "A-1"))             // 2026-W01
+	a.Create(t, "time-entries", work(o.p2, o.t2, "2026-01-05", "duration", 600, "ticket", 7))                   // 10 minutes
+	a.Create(t, "time-entries", M{"trackingType": "BREAK", "day": "2026-01-05", "duration": 900, "sorting": 3}) // no project
+	mb.Create(t, "time-entries", work(o.p2, o.t2, "2026-02-10", "duration", 1000, "ticket", "B"))               // 16:40
+	mb.Create(t, "time-entries", work(o.p1, o.t1, "2026-12-31", "duration", 449, "ticket", "A-1"))              // 7:29
+	a.Create(t, "time-entries", work(o.p2, o.t2, "2027-01-01", "duration", 451))                                // 2026-W53
+	a.Create(t, "time-entries", work(o.p1, o.t1, "2025-12-28", "duration", 99999, "ticket", "A-1"))             // outside
+	a.Create(t, "time-entries", work(o.p1, o.t1, "2027-01-04", "duration", 77777, "ticket", "A-1"))             // outside
 	o.settings(t, "START_TIME_END_TIME", true)
 	mb.Create(t, "time-entries", M{"trackingType": "WORKTIME", "day": "2026-01-05",
 		"startTime": ts("2026-01-05", "08:00:00.250"), "endTime": ts("2026-01-05", "16:00:00.125")}) // 28799
