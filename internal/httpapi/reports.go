@@ -201,7 +201,7 @@ func labelled(level string) bool { return level == "user" || level == "project" 
 func sheetHeader(rep *timetrack.Report) []string {
 	var out []string
 	for _, l := range rep.GroupBy {
-		out = append(out, l)
+		out = append(out, sheet.Text(l)) // a grouping may be any attribute's name
 		if labelled(l) {
 			out = append(out, l+"Name")
 		}

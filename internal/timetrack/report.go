@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -150,11 +151,13 @@ func (s *Service) planReport(req ReportRequest) (reportPlan, error) {
 	}
 	if req.HasWhere {
 		q, err := query.Parse(url.Values{"where": {req.Where}}, s.entries.Schema())
-		if qe, ok := err.(*query.Error); ok {
+		var qe *query.Error
+		switch {
+		case errors.As(err, &qe):
 			problems = append(problems, errs.Problem{Field: "where", Message: strings.TrimPrefix(qe.Message, "where ")})
-		} else if err != nil {
+		case err != nil:
 			return p, err
-		} else {
+		default:
 			p.where = q.Where
 		}
 	}

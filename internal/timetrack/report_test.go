@@ -584,6 +584,12 @@ func TestTimeReportFormats(t *testing.T) {
 			t.Errorf("CSV cells that start a formula are not neutralised:\n%s", labels)
 		}
 
+		// A grouping is any attribute's name, and heads a column.
+		raw = get(t, o.admin, reportPath(repFrom, repTo, "=cmd", "", nil), "text/csv")
+		if recs, err := csv.NewReader(bytes.NewReader(raw)).ReadAll(); err != nil || len(recs) == 0 || recs[0][0] != "'=cmd" {
+			t.Errorf("CSV of groupBy =cmd: %q (%v), want the header cell '=cmd", raw, err)
+		}
+
 		raw = get(t, o.admin, path, "application/pdf")
 		pdf := pdfText(t, raw)
 		for _, s := range []string{"ttco", repFrom, repTo, "project, user, ticket", "nearest:15", "Alpha", "Totals"} {
