@@ -380,6 +380,13 @@ func companyQuestions() []companyQuestion {
 		companyQuestion{name: "report of the year by user", target: ms100, samples: 10, ask: get(func(t *companyTenant, i int) string {
 			return "/v1/reports/time?from=2026-01-01&to=2026-12-31&groupBy=user"
 		})},
+		companyQuestion{name: "report of the year by project", target: ms100, samples: 10, ask: get(func(t *companyTenant, i int) string {
+			return "/v1/reports/time?from=2026-01-01&to=2026-12-31&groupBy=project"
+		})},
+		companyQuestion{name: "report of a month by project and user, where", samples: 10, ask: get(func(t *companyTenant, i int) string {
+			f, l := month(t, i)
+			return fmt.Sprintf("/v1/reports/time?from=%s&to=%s&groupBy=project,user&", f, l) + whereQ(`{"trackingType":"WORK"}`)
+		})},
 		companyQuestion{name: "approve a project-day", target: ms20,
 			ask: func(ctx context.Context, t *companyTenant, i int) (time.Duration, bool, error) {
 				items := fmt.Sprintf(`[{"project":%d,"day":"%s"}]`, project(t, i), day(t, i))

@@ -38,6 +38,8 @@ func TestTextIntegrity(t *testing.T) {
 			"/v1/changes?resources=%ff",
 			"/v1/changes?after=%00",
 			"/v1/analytics/time-totals?from=2026-01-01&to=2026-01-31&groupBy=%ff",
+			"/v1/reports/time?from=2026-01-01&to=2026-01-31&groupBy=%ff",
+			"/v1/reports/time?from=2026-01-01&to=2026-01-31&where=%7B%22ticket%22%3A%22%00%22%7D",
 			"/v1/users/me?x=%c3",
 		} {
 			for _, accept := range []string{"application/json", "text/csv"} {

@@ -47,6 +47,7 @@ var (
 	memberEntriesData = &memoryData{seedMemberEntries}
 	auditData         = &memoryData{seedAudit}
 	exportData        = &memoryData{seedExport}
+	reportData        = &memoryData{seedReport}
 	sheetData         = &memoryData{seedSheet}
 )
 
@@ -66,6 +67,8 @@ var memoryCases = []memoryCase{
 	{"audit log as CSV", auditData, "text/csv", "/v1/audit-log?resource=projects&limit=10000", 40 << 20, 16 << 20},
 	{"a record's history", auditData, "application/json", "/v1/projects/424242/history", 40 << 20, 16 << 20},
 	{"an account export's archive", exportData, "", "", 24 << 20, 16 << 20},
+	{"a report of the most groups", reportData, "application/json", "", 12 << 20, 0},
+	{"a report of the most groups as CSV", reportData, "text/csv", "", 8 << 20, 0},
 }
 
 // TestMemory: reading an endpoint's largest page of large records, once
@@ -216,6 +219,34 @@ func seedSheet(t *testing.T, srv *testenv.Server, tn testenv.Tenant) (*testenv.C
 		}
 	}
 	return srv.SignIn(t, tn), ""
+}
+
+// seedReport: 100,000 time entries, each of a ticket of its own (64
+// bytes), read as the report grouped by ticket: the most groups a report
+// holds, summed over the entries.
+func seedReport(t *testing.T, srv *testenv.Server, tn testenv.Tenant) (*testenv.Client, string) {
+	db, ctx := srv.Service.DB, context.Background()
+	admin := srv.SignIn(t, tn)
+	for tx := range 10 {
+		err := db.Tx(ctx, func(q store.Querier) error {
+			for i := range 10000 {
+				id, err := db.NewID(ctx, q, tn.ID)
+				if err != nil {
+					return err
+				}
+				doc := map[string]any{"trackingType": "WORK", "day": fmt.Sprintf("2026-01-%02d", 1+i%28), "user": admin.UserID,
+					"duration": 60 + i, "sorting": 1, "ticket": fmt.Sprintf("%s-%06d", strings.Repeat("t", 56), tx*10000+i)}
+				if _, err := db.InsertRecord(ctx, q, tn.ID, store.Collection{Table: "records", Resource: "time-entries"}, id, doc); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return admin, "/v1/reports/time?from=2026-01-01&to=2026-01-31&groupBy=ticket"
 }
 
 // seedAudit: 100,000 audit entries noted in ten transactions, 40 of them

@@ -201,7 +201,7 @@ func TestListAccept(t *testing.T) {
 		for _, tc := range []struct{ accept, list, audit string }{
 			{"", j, j},
 			{"*/*", j, j},
-			{"text/*", j, j},
+			{"text/*", s, s},
 			{"text/html,application/xhtml+xml,*/*;q=0.8", j, j},
 			{"application/json", j, j},
 			{"text/csv", s, s},

@@ -1,14 +1,20 @@
 package httpapi
 
-import "net/http"
+import (
+	"net/http"
 
-// timeRoutes registers the account settings, approval and analytics endpoints.
+	"planwerk/internal/query"
+)
+
+// timeRoutes registers the account settings, approval, analytics and
+// report endpoints.
 func (s *Server) timeRoutes() {
 	s.data("GET /v1/account/settings", s.getSettings)
 	s.data("PATCH /v1/account/settings", s.updateSettings)
 	s.data("PUT /v1/account/settings", s.updateSettings)
 	s.data("POST /v1/approval/bulk-approve", s.bulkApprove)
 	s.data("GET /v1/analytics/time-totals", s.timeTotals)
+	s.data("GET /v1/reports/time", s.timeReport)
 }
 
 func (s *Server) getSettings(w http.ResponseWriter, r *http.Request) error {
@@ -48,7 +54,12 @@ func (s *Server) bulkApprove(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) timeTotals(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	totals, err := s.time.TimeTotals(r.Context(), principalOf(r), q.Get("from"), q.Get("to"), q.Get("groupBy"))
+	caller := principalOf(r)
+	only, err := s.records.Restriction(r.Context(), caller, s.reg.Must("time-entries"), &query.Query{Params: q})
+	if err != nil {
+		return err
+	}
+	totals, err := s.time.TimeTotals(r.Context(), caller, q.Get("from"), q.Get("to"), q.Get("groupBy"), only)
 	if err != nil {
 		return err
 	}

@@ -127,7 +127,7 @@ type Options struct {
 	Populate    int // loops expanding references to 1 MiB records
 	Filters     int // loops of the most expensive where allowed
 	Writers     int // loops of writes
-	Reports     int // loops of the year's time totals by user
+	Reports     int // loops of the year's time totals by user, and as many of its report over the entries
 }
 
 // Attack is noise in progress.
@@ -198,6 +198,7 @@ func Start(base string, t Tenant, o Options) (*Attack, error) {
 	loop(o.Filters, http.MethodGet, "/v1/projects?limit=50000&where="+url.QueryEscape(ExpensiveWhere()), nil)
 	loop(o.Writers, http.MethodPost, "/v1/projects", func() io.Reader { return strings.NewReader(`{"name":"noise"}`) })
 	loop(o.Reports, http.MethodGet, "/v1/analytics/time-totals?from=2025-01-01&to=2025-12-31&groupBy=user", nil)
+	loop(o.Reports, http.MethodGet, "/v1/reports/time?from=2025-01-01&to=2025-12-31&groupBy=project,user&rounding=up:15", nil)
 	return a, nil
 }
 

@@ -76,7 +76,7 @@ var tagDescriptions = map[string]string{
 	tagClients:    "Credentials for integrations: the client-credentials grant gives them tokens of a user within a scope.",
 	tagAccount:    "The tenant's account settings.",
 	tagApproval:   "Approving and unapproving project days.",
-	tagAnalytics:  "Time totals.",
+	tagAnalytics:  "Time totals and reports.",
 	tagFiles:      "Files attached to Documents and Expenses: upload, list, signed download links, delete.",
 	tagOperations: "Health, readiness and metrics; no tenant, no token.",
 	tagDocs:       "This document and the API reference page.",

@@ -387,6 +387,32 @@ var descriptions = map[string]opDesc{
 		},
 		OK: okJSON(200, "The totals.", schemaRef("TimeTotals"))},
 
+	"GET /v1/reports/time": {ID: "getTimeReport", Tag: tagAnalytics, Summary: "Time report",
+		Description: "Seconds and entries of the time entries of the days from..to (inclusive) that the caller's list of " +
+			"time entries shows, selected by `where` (the list language of /v1/time-entries), nested in up to three " +
+			"groupings and rounded per entry before summing. An entry counts endTime − startTime when it has both, " +
+			"else its duration; a running entry counts 0. WORK totals never include WORKTIME or BREAK. The range may " +
+			"span at most five years; a report of more than 100000 groups of its deepest level (20000 groups in all " +
+			"for a PDF) → 400 naming `groupBy`. The type of the answer follows `Accept`: JSON (the default), CSV, XLSX " +
+			"or PDF; any other → 406.",
+		Params: []Parameter{
+			{Name: "from", In: "query", Required: true, Description: "First day, YYYY-MM-DD.",
+				Schema: Schema{"type": "string", "format": "date", "pattern": datePattern}},
+			{Name: "to", In: "query", Required: true, Description: "Last day, YYYY-MM-DD; not before from, at most five years after.",
+				Schema: Schema{"type": "string", "format": "date", "pattern": datePattern}},
+			{Name: "where", In: "query", Description: "Criteria on the entries, as `where` of GET /v1/time-entries " +
+				"(custom attributes included).", Schema: Schema{"type": "string"}},
+			{Name: "groupBy", In: "query", Description: "0 to 3 comma-separated groupings, outermost first, none twice: " +
+				"`user`, `project`, `task`, `trackingType`, `validationStatus`, `day`, `week` (ISO, `2026-W05`), `month` " +
+				"(`2026-01`), `year` (`2026`), or the name of any other attribute. An entry without the attribute is in " +
+				"the group `null`.", Schema: Schema{"type": "string"}},
+			{Name: "rounding", In: "query", Description: "`up:N`, `down:N` or `nearest:N` (halves up): each entry's " +
+				"seconds rounded to a multiple of N minutes (1 to 60) before summing.",
+				Schema: Schema{"type": "string", "pattern": `^(up|down|nearest):([1-9]|[1-5][0-9]|60)$`}},
+		},
+		OK:     timeReportOK(),
+		Errors: []int{406}},
+
 	"POST /v1/files/upload/{model}/{record}": {ID: "uploadFile", Record: true, Tag: tagFiles, Summary: "Upload a file",
 		Description: "Attaches a file to a Document or Expense (which must exist): multipart/form-data with one part " +
 			"named `file`. Each record holds at most one file: without `delete_others=1` a second upload → 403 " +
@@ -676,6 +702,24 @@ func operationSchemas() map[string]Schema {
 							"seconds": seconds,
 						}}},
 				"totals": seconds,
+			}},
+		"TimeReport": {"type": "object", "required": []string{"from", "to", "groupBy", "rounding", "groups", "totals"},
+			"properties": map[string]Schema{
+				"from":     {"type": "string", "format": "date"},
+				"to":       {"type": "string", "format": "date"},
+				"groupBy":  {"type": "array", "items": Schema{"type": "string"}, "description": "The groupings, as asked."},
+				"rounding": {"type": []string{"string", "null"}, "description": "As asked; null for none."},
+				"groups":   {"type": "array", "items": schemaRef("TimeReportGroup"), "description": "The first level's groups ordered by key (numbers, strings, booleans, then null); empty without groupings."},
+				"totals": {"type": "object", "required": []string{"seconds", "entries"},
+					"properties": map[string]Schema{"seconds": seconds, "entries": {"type": "integer"}}},
+			}},
+		"TimeReportGroup": {"type": "object", "required": []string{"key", "seconds", "entries"},
+			"properties": map[string]Schema{
+				"key": {"type": "object", "description": "The grouping and this group's key (`{\"project\": 3}`, `{\"week\": \"2026-W02\"}`); " +
+					"periods are strings, a missing attribute null."},
+				"seconds": seconds,
+				"entries": {"type": "integer"},
+				"groups":  {"type": "array", "items": schemaRef("TimeReportGroup"), "description": "The next level's groups; absent at the deepest level."},
 			}},
 		"ApplySkillSet": {"type": "object", "required": []string{"users"},
 			"properties": map[string]Schema{

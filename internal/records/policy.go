@@ -1,8 +1,11 @@
 package records
 
 import (
+	"context"
+
 	"planwerk/internal/auth"
 	"planwerk/internal/errs"
+	"planwerk/internal/query"
 	"planwerk/internal/resource"
 	"planwerk/internal/store"
 )
@@ -25,4 +28,15 @@ func (s *Service) MayWrite(caller auth.Principal, r *resource.Resource, doc stor
 		return err
 	}
 	return mayWrite(caller, r, m)
+}
+
+// Restriction is what a list of r shows the caller at most, as criteria
+// (nil: every record the other criteria select): the resource's
+// ReadFilter, as Query applies it. Reports over a resource's records
+// apply it too, so that they count what the list would show.
+func (s *Service) Restriction(ctx context.Context, caller auth.Principal, r *resource.Resource, q *query.Query) (query.Node, error) {
+	if h := s.hooks[r.Name]; h.ReadFilter != nil {
+		return h.ReadFilter(ctx, caller, r, q)
+	}
+	return nil, nil
 }

@@ -140,6 +140,8 @@ type dialect interface {
 	// afterMigrations renews the statistics that applied migrations may
 	// have left without.
 	afterMigrations(ctx context.Context, pool *sql.DB) error
+	// reportExprs writes the parts of a time report (report.go).
+	reportExprs() reportExprs
 }
 
 // sqliteDialect is SQLite's, on the database file at path.
@@ -148,6 +150,8 @@ type sqliteDialect struct{ path string }
 func (sqliteDialect) name() string { return "sqlite" }
 
 func (sqliteDialect) compiler() query.Dialect { return query.SQLite }
+
+func (sqliteDialect) reportExprs() reportExprs { return sqliteReport{} }
 
 // SQLite has a single writer, so a per-tenant counter row costs nothing extra.
 func (sqliteDialect) nextID(ctx context.Context, q Querier, tenantID int64) (int64, error) {
@@ -323,6 +327,8 @@ func detectCitus(ctx context.Context, pool *sql.DB) (bool, error) {
 func (postgresDialect) name() string { return "postgres" }
 
 func (postgresDialect) compiler() query.Dialect { return query.Postgres }
+
+func (postgresDialect) reportExprs() reportExprs { return postgresReport{} }
 
 // PostgreSQL uses one sequence: it never blocks concurrent writers and works
 // unchanged when tables are distributed by tenant.

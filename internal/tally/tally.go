@@ -362,3 +362,76 @@ func split(from, to string) span {
 	sp.firstMonth, sp.lastMonth = first.Format("2006-01"), end.AddDate(0, -1, 0).Format("2006-01")
 	return sp
 }
+
+// Bucket is a row of Rollup: the sum of one user or project (Key, 0:
+// none) in one period and trackingType.
+type Bucket struct {
+	Key              int64
+	Period           string
+	Type             string
+	Seconds, Entries int64
+}
+
+// Rollup sums the tenant's totals of the days from … to (YYYY-MM-DD,
+// inclusive) per user or project (dim "user" or "project"; "": neither),
+// per period and per trackingType. period "day" gives each day's sums
+// (read from the daily rows), "month" and "year" each month's or year's
+// (whole months from the monthly rows, the range's ends from the daily
+// ones), "" the range's. Rows of groups whose entries are all gone sum to
+// zero entries; the caller leaves them out.
+func Rollup(ctx context.Context, q Querier, tenantID int64, from, to, dim, period string) ([]Bucket, error) {
+	col := "key"
+	if dim == "" {
+		col, dim = "0", "project"
+	}
+	var bucket string
+	switch period {
+	case "":
+		bucket = "''"
+	case "day":
+		bucket = "period"
+	case "month":
+		bucket = "SUBSTR(period, 1, 7)"
+	case "year":
+		bucket = "SUBSTR(period, 1, 4)"
+	default:
+		return nil, fmt.Errorf("time totals: no period %q", period)
+	}
+	args := []any{tenantID, dim}
+	param := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	var parts []string
+	rows := func(grain, lo, hi string) {
+		parts = append(parts, fmt.Sprintf("SELECT %s AS g, %s AS b, tracking_type, seconds, entries FROM time_totals "+
+			"WHERE tenant_id = $1 AND dim = $2 AND grain = '%s' AND period >= %s AND period <= %s", col, bucket, grain, param(lo), param(hi)))
+	}
+	if period == "day" {
+		rows("day", from, to)
+	} else {
+		sp := split(from, to)
+		for _, r := range sp.days {
+			rows("day", r[0], r[1])
+		}
+		if sp.firstMonth != "" {
+			rows("month", sp.firstMonth, sp.lastMonth)
+		}
+	}
+	stmt := "SELECT g, b, tracking_type, CAST(SUM(seconds) AS BIGINT), CAST(SUM(entries) AS BIGINT) FROM (" +
+		strings.Join(parts, " UNION ALL ") + ") t GROUP BY g, b, tracking_type"
+	res, err := q.QueryContext(ctx, stmt, args...)
+	if err != nil {
+		return nil, fmt.Errorf("time totals: %w", err)
+	}
+	defer res.Close()
+	var out []Bucket
+	for res.Next() {
+		var b Bucket
+		if err := res.Scan(&b.Key, &b.Period, &b.Type, &b.Seconds, &b.Entries); err != nil {
+			return nil, fmt.Errorf("time totals: %w", err)
+		}
+		out = append(out, b)
+	}
+	return out, res.Err()
+}

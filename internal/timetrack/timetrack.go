@@ -49,19 +49,22 @@ type Store interface {
 	// LockAll is Lock of each key in the order given, in one statement.
 	LockAll(ctx context.Context, q store.Querier, tenantID int64, keys []string) error
 	Audit(ctx context.Context, q store.Querier, tenantID int64, n store.AuditNote) error
+	// SumTimeEntries sums time entries in one grouped read (reports).
+	SumTimeEntries(ctx context.Context, q store.Querier, tenantID int64, rep store.TimeReport, row func(store.ReportRow) error) error
 }
 
 // Service applies the time tracking rules.
 type Service struct {
 	db       Store
 	settings SettingsStore
+	reg      *resource.Registry
 	// The resources the rules read and write.
 	entries, days, projects, tasks *resource.Resource
 }
 
 // New returns a Service; the tenants' account settings are in settings.
 func New(db Store, settings SettingsStore, reg *resource.Registry) *Service {
-	return &Service{db: db, settings: settings, entries: reg.Must(timeEntries), days: reg.Must(projectDays),
+	return &Service{db: db, settings: settings, reg: reg, entries: reg.Must(timeEntries), days: reg.Must(projectDays),
 		projects: reg.Must("projects"), tasks: reg.Must("tasks")}
 }
 

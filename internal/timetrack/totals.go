@@ -1,15 +1,13 @@
 package timetrack
 
 import (
-	"cmp"
 	"context"
-	"slices"
 	"time"
 
 	"planwerk/internal/auth"
 	"planwerk/internal/errs"
 	"planwerk/internal/jsontext"
-	"planwerk/internal/store"
+	"planwerk/internal/query"
 	"planwerk/internal/tally"
 )
 
@@ -35,76 +33,45 @@ func (g Group) MarshalJSON() ([]byte, error) {
 	return jsontext.Marshal(map[string]any{g.groupBy: g.Key, "seconds": g.Seconds})
 }
 
-func zeroSeconds() map[string]int64 { return map[string]int64{Work: 0, Worktime: 0, Break: 0} }
-
-// TimeTotals sums the time entries of the days from..to (inclusive) per
-// trackingType, and per group when groupBy names one ("": the totals
-// alone). WORK totals never include WORKTIME or BREAK. The sums are the
-// database's (internal/tally): the totals every write of an entry keeps,
-// whole months from the monthly rows.
-func (s *Service) TimeTotals(ctx context.Context, caller auth.Principal, from, to, groupBy string) (Totals, error) {
+// TimeTotals sums the time entries of the days from..to (inclusive) that
+// the caller's list of time entries shows (only: at most those; nil:
+// every entry) per trackingType, and per group when groupBy names one
+// ("": the totals alone). WORK totals never include WORKTIME or BREAK.
+// It is the report of GET /v1/reports/time grouped by one level, in the
+// shape of its own.
+func (s *Service) TimeTotals(ctx context.Context, caller auth.Principal, from, to, groupBy string, only query.Node) (Totals, error) {
 	if err := checkTotals(from, to, groupBy); err != nil {
 		return Totals{}, err
 	}
-	var rows []tally.Row
-	err := s.db.Scan(ctx, func(q store.Querier) error {
+	p := reportPlan{from: from, to: to, only: only}
+	if groupBy != "" {
 		var err error
-		rows, err = tally.Sum(ctx, q, caller.TenantID, from, to, groupBy)
-		return err
-	})
+		if p.levels, err = s.parseGroupBy(groupBy); err != nil {
+			return Totals{}, err
+		}
+	}
+	rep, err := s.runReport(ctx, caller, p)
 	if err != nil {
 		return Totals{}, err
 	}
-	out := Totals{From: from, To: to, GroupBy: groupBy, Totals: zeroSeconds()}
-	groups := map[any]*Group{}
-	entries := map[any]int64{}
-	for _, r := range rows {
-		out.Totals[r.Type] += r.Seconds
-		if groupBy == "" {
-			continue
-		}
-		g := groups[r.Key]
-		if g == nil {
-			g = &Group{Key: r.Key, Seconds: zeroSeconds(), groupBy: groupBy}
-			groups[r.Key] = g
-		}
-		g.Seconds[r.Type] += r.Seconds
-		entries[r.Key] += r.Entries
-	}
+	out := Totals{From: from, To: to, GroupBy: groupBy, Totals: rep.Totals.Seconds.byType()}
 	if groupBy == "" {
 		return out, nil
 	}
-	out.Groups = make([]Group, 0, len(groups))
-	for k, g := range groups {
-		if entries[k] > 0 { // a group whose entries are all gone
-			out.Groups = append(out.Groups, *g)
-		}
+	out.Groups = make([]Group, len(rep.Groups))
+	for i, g := range rep.Groups {
+		out.Groups[i] = Group{Key: g.Key, Seconds: g.Seconds.byType(), groupBy: groupBy}
 	}
-	slices.SortFunc(out.Groups, func(a, b Group) int { return compareKeys(a.Key, b.Key) })
 	return out, nil
 }
 
-// compareKeys orders group keys: numbers, then strings, then null.
-func compareKeys(a, b any) int {
-	switch x := a.(type) {
-	case int64:
-		if y, ok := b.(int64); ok {
-			return cmp.Compare(x, y)
-		}
-		return -1
-	case string:
-		switch y := b.(type) {
-		case string:
-			return cmp.Compare(x, y)
-		case int64:
-			return 1
-		}
-		return -1
+// byType is the seconds per trackingType.
+func (s Seconds) byType() map[string]int64 {
+	out := make(map[string]int64, len(tally.Types))
+	for i, t := range tally.Types {
+		out[t] = s[i]
 	}
-	if b == nil {
-		return 0
-	}
-	return 1
+	return out
 }
 
 // checkTotals names every problem of a totals request.
