@@ -347,15 +347,15 @@ func TestAuditLogCSV(t *testing.T) {
 				}
 			})
 		}
-		// JSON unless text/csv is named and application/json not preferred
-		// (an Accept that allows neither: TestListAccept).
+		// JSON unless text/csv (or text/*) is named and application/json
+		// not preferred (an Accept that allows neither: TestListAccept).
 		for accept, isCSV := range map[string]bool{
 			"text/csv":                            true,
 			"text/csv, */*;q=0.1":                 true,
 			"application/json;q=0.5, text/csv":    true,
 			"application/json, text/csv;q=0.9":    false,
 			"*/*":                                 false,
-			"text/*":                              false,
+			"text/*":                              true,
 			"text/html,application/xhtml+xml,*/*": false,
 		} {
 			_, hdr := auditCSV(t, admin, "/v1/audit-log?limit=1", accept)
