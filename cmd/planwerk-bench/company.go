@@ -501,7 +501,8 @@ func askAll(ctx context.Context, t *companyTenant, qs []companyQuestion, samples
 // are as big as the big one's, and the growth column shows what the
 // tenant's other rows cost. With viaArchive, both companies are built
 // once (buildArchives) and each engine gets them through tenant import.
-func runCompany(ctx context.Context, pgURL, engine string, nUsers, nEntries, samples int, viaArchive bool) error {
+// With keep the databases stay, for a look at them, and are named.
+func runCompany(ctx context.Context, pgURL, engine string, nUsers, nEntries, samples int, viaArchive, keep bool) error {
 	if engine == "sqlite" {
 		pgURL = ""
 	}
@@ -509,7 +510,11 @@ func runCompany(ctx context.Context, pgURL, engine string, nUsers, nEntries, sam
 	if err != nil {
 		return err
 	}
-	defer cleanup()
+	if keep {
+		fmt.Fprintf(os.Stderr, "databases kept: %q\n", dsns)
+	} else {
+		defer cleanup()
+	}
 	small := 30000
 	if nEntries <= small {
 		small = max(1000, nEntries/10)

@@ -137,7 +137,7 @@ func main() {
 	changes := fs.Int("changes", 2000, "changes to deliver to each webhook (webhooks)")
 	tenants := fs.Int("tenants", 10000, "tenants of the crowded database (tenants)")
 	perTenant := fs.Int("per-tenant", 200, "records of each tenant (tenants)")
-	keep := fs.Bool("keep", false, "keep the seeded databases and name them (tenants, audit, lifecycle)")
+	keep := fs.Bool("keep", false, "keep the seeded databases and name them (tenants, audit, lifecycle, company)")
 	citus := fs.String("citus", "", "coordinator of a Citus cluster (citus)")
 	addWorker := fs.String("add-worker", "", "host:port of a Citus node to add and rebalance onto under load, then drain and remove (citus)")
 	traced := fs.Bool("tracing", false, "load: the rows again with OpenTelemetry tracing on, every request sampled")
@@ -201,7 +201,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "planwerk-bench company: --seed is api or archive, --engine sqlite or postgres")
 			os.Exit(2)
 		}
-		err = runCompany(ctx, *pg, *engine, *companyUsers, n, *samples, *seed == "archive")
+		err = runCompany(ctx, *pg, *engine, *companyUsers, n, *samples, *seed == "archive", *keep)
 	case "lifecycle":
 		n := 100000
 		fs.Visit(func(f *flag.Flag) {

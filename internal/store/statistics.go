@@ -21,10 +21,16 @@ import (
 // is opened, after migrations, and every minute (the statistics job); with
 // the mask below, over every table (the lists are planned on the read
 // connections, whose use the writer's connection, which runs it, does
-// not see), and under SQLite's own bound on the rows ANALYZE reads, so
-// that the write lock is held for milliseconds even on a large database.
-// The bounded ANALYZE gathers no histograms (sqlite_stat4), which made
-// SQLite read a whole tenant rather than sort a month of it.
+// not see). Its ANALYZE reads every row of a table's indexes: SQLite's
+// bound on the rows it reads (analysis_limit, PRAGMA optimize's 0x10)
+// reads the first rows of each index, which in a key led by tenant_id
+// are the first tenant's, often of one day, and made SQLite think a day
+// of any tenant as large as a whole resource of it, and read the
+// tenant's every time entry for a day. The histograms a full ANALYZE
+// gathers (sqlite_stat4) are dropped: with them SQLite read a whole
+// tenant rather than sort a month of it. Full analyses are rare (a
+// tenfold growth of a table, an import), and cost about a second of the
+// write lock per million records.
 // A SQLite connection reads the statistics when it reads the schema, and
 // keeps them; so a renewal that changed them ends with a change of the
 // schema (a view made and dropped in the same transaction), after which
@@ -38,13 +44,9 @@ import (
 // tenant's first request.
 
 // optimizeMask is the mask of PRAGMA optimize: ANALYZE where it helps
-// (0x02), with SQLite's limit on the rows it reads (0x10), considering
-// every table (0x10000).
-const optimizeMask = 0x10012
-
-// analysisLimit bounds the rows of each index that an ANALYZE after an
-// import reads on SQLite: the limit PRAGMA optimize sets itself.
-const analysisLimit = 2000
+// (0x02), considering every table (0x10000), without SQLite's limit on
+// the rows it reads (0x10).
+const optimizeMask = 0x10002
 
 // statisticsMark is the view a renewal of SQLite's statistics makes and
 // drops, to change the schema.
@@ -106,17 +108,11 @@ func (sqliteDialect) analyze(ctx context.Context, pool *sql.DB, tables []string)
 		return err
 	}
 	defer conn.Close()
-	stmts := []string{fmt.Sprintf("PRAGMA analysis_limit=%d", analysisLimit)}
+	var stmts []string
 	for _, t := range tables {
 		stmts = append(stmts, "ANALYZE "+t)
 	}
-	err = renewSQLite(ctx, conn, stmts...)
-	// The limit is the connection's: the writer's next ANALYZE (PRAGMA
-	// optimize sets its own) reads without it.
-	if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA analysis_limit=0"); err == nil {
-		err = rerr
-	}
-	return err
+	return renewSQLite(ctx, conn, stmts...)
 }
 
 func (d sqliteDialect) afterMigrations(ctx context.Context, pool *sql.DB) error {
@@ -145,6 +141,13 @@ func renewSQLite(ctx context.Context, conn *sql.Conn, stmts ...string) error {
 			return fmt.Errorf("%s: %w", s, err)
 		}
 	}
+	if stat4, err := hasTable(ctx, tx, "sqlite_stat4"); err != nil {
+		return err
+	} else if stat4 {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM sqlite_stat4"); err != nil {
+			return fmt.Errorf("drop the histograms: %w", err)
+		}
+	}
 	after, err := sqliteStatistics(ctx, tx)
 	if err != nil {
 		return err
@@ -167,11 +170,9 @@ func sqliteStatistics(ctx context.Context, tx *sql.Tx) (string, error) {
 		{"sqlite_stat1", "tbl || ' ' || coalesce(idx, '') || ' ' || coalesce(stat, '')"},
 		{"sqlite_stat4", "tbl || ' ' || idx || ' ' || neq || ' ' || nlt || ' ' || ndlt || ' ' || hex(sample)"},
 	} {
-		var exists int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = $1`, q.table).Scan(&exists); err != nil {
+		if exists, err := hasTable(ctx, tx, q.table); err != nil {
 			return "", err
-		}
-		if exists == 0 {
+		} else if !exists {
 			continue
 		}
 		var text sql.NullString
@@ -181,6 +182,13 @@ func sqliteStatistics(ctx context.Context, tx *sql.Tx) (string, error) {
 		b.WriteString(q.table + "\n" + text.String + "\n")
 	}
 	return b.String(), nil
+}
+
+// hasTable reports whether SQLite's schema has the table.
+func hasTable(ctx context.Context, tx *sql.Tx, name string) (bool, error) {
+	var exists int
+	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = $1`, name).Scan(&exists)
+	return exists > 0, err
 }
 
 func (postgresDialect) refreshStatistics(context.Context, *sql.DB) error { return nil }

@@ -145,3 +145,93 @@ func TestAnalyze(t *testing.T) {
 		}
 	})
 }
+
+// TestStatisticsOfEveryTenant (SQLite): the statistics are those of the
+// whole table, not of its first rows. Tenant A's rows come first in
+// every index led by tenant_id: a few resources, and time entries of two
+// days; tenant B's entries are of five days, each of more entries than
+// SQLite's bounded analysis reads (2,000). A day of B must be planned by
+// the day index, after the renewal (PRAGMA optimize) and after
+// Analyze (an import's) alike: statistics of A's rows alone made a day as
+// large as a whole resource, and SQLite read all of B's entries for it.
+func TestStatisticsOfEveryTenant(t *testing.T) {
+	t.Parallel()
+	for _, renew := range []string{"refresh", "analyze"} {
+		t.Run(renew, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			db := testenv.Open(t, testenv.MigratedDSN(t, testenv.Backend{Name: "sqlite"}))
+			a, err := db.InsertTenant(ctx, db, "first", "First")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := db.InsertTenant(ctx, db, "second", "Second")
+			if err != nil {
+				t.Fatal(err)
+			}
+			insert := func(tenant int64, resource string, n int, doc func(i int) map[string]any) {
+				t.Helper()
+				docs := make([]map[string]any, n)
+				for i := range docs {
+					docs[i] = doc(i)
+				}
+				if err := db.Tx(ctx, func(q store.Querier) error {
+					_, err := db.InsertRecords(ctx, q, tenant, store.Collection{Table: "records", Resource: resource}, docs)
+					return err
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, r := range []string{"projects", "tasks"} {
+				insert(a.ID, r, 500, func(i int) map[string]any { return map[string]any{"name": fmt.Sprint(r, i)} })
+			}
+			insert(a.ID, "time-entries", statsFirstDays*statsPerDay, func(i int) map[string]any {
+				return map[string]any{"user": 100 + i%50, "project": 200, "day": fmt.Sprintf("2025-01-%02d", 6+i/statsPerDay), "duration": 600}
+			})
+			insert(b.ID, "time-entries", 5*statsPerDay, func(i int) map[string]any {
+				return map[string]any{"user": 100 + i%50, "project": 200 + i%7, "day": fmt.Sprintf("2025-03-%02d", 3+i/statsPerDay), "duration": 600}
+			})
+			if renew == "refresh" {
+				err = db.RefreshStatistics(ctx)
+			} else {
+				err = db.Analyze(ctx, "records")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, err := db.QueryContext(ctx, `EXPLAIN QUERY PLAN SELECT doc FROM records WHERE tenant_id = $1 AND resource = 'time-entries'
+				AND json_extract(doc, '$.day') = $2 ORDER BY id LIMIT 10000`, b.ID, "2025-03-05")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var plan []string
+			for rows.Next() {
+				var id, parent, notused int
+				var detail string
+				if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+					t.Fatal(err)
+				}
+				plan = append(plan, detail)
+			}
+			if p := strings.Join(plan, "; "); !strings.Contains(p, "time_entries_by_day") {
+				t.Errorf("a day of the second tenant is planned by: %s", p)
+			}
+			var stat4 int
+			if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_stat4'`).Scan(&stat4); err != nil {
+				t.Fatal(err)
+			}
+			if stat4 > 0 {
+				var n int
+				if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_stat4`).Scan(&n); err != nil || n > 0 {
+					t.Errorf("histograms kept: %d (%v)", n, err)
+				}
+			}
+		})
+	}
+}
+
+// The days of the first tenant's time entries in
+// TestStatisticsOfEveryTenant, and the entries of each of either
+// tenant's days.
+const statsFirstDays, statsPerDay = 2, 2500
