@@ -226,11 +226,9 @@ func seedCompany(ctx context.Context, t *companyTenant, nUsers, nEntries int, db
 }
 
 // seedDirect writes the tenant's nEntries WORK entries into the store in
-// transactions of companyBatch, with their changes but without audit
-// entries, and then builds their time totals: a million entries in
-// minutes where the API takes an hour on a loaded PostgreSQL. What the
-// questions read (the records, their indexes, the totals) is what the API
-// would have written; the audit log is smaller.
+// transactions of companyBatch, with their changes and audit entries but
+// without the API's checks, and then builds their time totals: a million
+// entries in minutes where the API takes an hour on a loaded PostgreSQL.
 func (t *companyTenant) seedDirect(ctx context.Context, db *store.DB, nEntries int) error {
 	entries := store.Collection{Table: "records", Resource: "time-entries"}
 	for start := 0; start < nEntries; start += companyBatch {
@@ -602,9 +600,8 @@ type companyArchive struct {
 }
 
 // buildArchives builds the small and the big company in a SQLite database
-// of their own, the WORK entries written straight into its store (with
-// their changes, without audit entries; the rest through the API), and
-// exports each with tenant export.
+// of their own, the WORK entries written straight into its store (the
+// rest through the API), and exports each with tenant export.
 func buildArchives(ctx context.Context, dir string, nUsers, nEntries, nSmall int) (map[string]companyArchive, error) {
 	cs, err := startCompanyService(ctx, "sqlite:"+filepath.Join(dir, "build.db"))
 	if err != nil {
