@@ -33,6 +33,7 @@ var fairnessCases = []fairnessCase{
 	{"long polls: an idle tenant's beside another's writes", idlePollsBesideWrites},
 	{"audit log: one credential's stalled reads beside its tenant and another", stalledAuditReads},
 	{"account exports: made oldest first across tenants, one at a time, beside requests", exportsInTurn},
+	{"list sheets and reports: one credential's stalled downloads beside its tenant and another", stalledExports},
 }
 
 // TestFairness runs every row on both databases.
@@ -341,6 +342,61 @@ func exportsInTurn(t *testing.T, srv *testenv.Server) {
 	for i := 1; i < len(order); i++ {
 		if finished[order[i-1].ID] > finished[order[i].ID] {
 			t.Errorf("%s's export, asked for earlier, finished at %s, after %s's at %s", order[i-1].Slug, finished[order[i-1].ID], order[i].Slug, finished[order[i].ID])
+		}
+	}
+}
+
+// stalledExports: one credential of a tenant downloads its time entries
+// as CSV and as XLSX and its time report as PDF, on eight connections it
+// then stops reading; while they stall, neither that tenant's other
+// requests nor another tenant's wait for them: the stalled answers hold
+// no database connection (a list is read whole into its spool, a report
+// summed, before a byte is sent), and the tenant's and the other tenant's
+// lists and reports are answered.
+func stalledExports(t *testing.T, srv *testenv.Server) {
+	tn := srv.CreateTenant(t, "stalledexports")
+	admin := srv.SignIn(t, tn)
+	other := srv.SignIn(t, srv.CreateTenant(t, "quickexports"))
+	db, ctx := srv.Service.DB, context.Background()
+	pad := strings.Repeat("p", 2<<10)
+	docs := make([]map[string]any, 4000)
+	for i := range docs {
+		docs[i] = map[string]any{"trackingType": "BREAK", "user": tn.AdminID, "day": fmt.Sprintf("2026-01-%02d", 1+i%28),
+			"duration": 60, "sorting": i, "notes": pad, "ticket": fmt.Sprint("T-", i)}
+	}
+	if err := db.Tx(ctx, func(q store.Querier) error {
+		_, err := db.InsertRecords(ctx, q, tn.ID, store.Collection{Table: "records", Resource: "time-entries"}, docs)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	archive := admin.ClientSignIn(t, admin.APIClient(t, "exports", admin.UserID, "read"))
+	for i := range 8 {
+		path, accept := "/v1/time-entries?limit=10000", "text/csv"
+		switch i % 4 {
+		case 1:
+			accept = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+		case 2:
+			path, accept = "/v1/reports/time?from=2026-01-01&to=2026-01-31&groupBy=ticket", "application/pdf"
+		}
+		conn, br := rawRequest(t, archive.With("Accept", accept), path)
+		t.Cleanup(func() { conn.Close() })
+		_ = conn.SetReadDeadline(time.Now().Add(time.Minute))
+		if _, err := br.Peek(1); err != nil {
+			t.Fatalf("stalled download %d (%s as %s): no answer: %v", i, path, accept, err)
+		}
+	}
+	eventually(t, 30*time.Second, "database connections still in use by the stalled downloads", func() bool {
+		return poolsInUse(srv) == 0
+	})
+	for _, c := range []*testenv.Client{admin, other} {
+		for _, path := range []string{"/v1/time-entries?limit=10", "/v1/reports/time?from=2026-01-01&to=2026-01-31&groupBy=user"} {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			status, _, body := testenv.Do(t, c.With("Accept", "text/csv").Request(t, http.MethodGet, path, nil).WithContext(ctx))
+			cancel()
+			if status != http.StatusOK {
+				t.Errorf("%s's %s as CSV beside the stalled downloads: %d %.200s", c.Slug, path, status, body)
+			}
 		}
 	}
 }
