@@ -57,6 +57,7 @@ func newReportOffice(t *testing.T, b testenv.Backend) *reportOffice {
 	a.Create(t, "time-entries", work(o.p1, o.t1, "2025-12-29", "duration", 3600, "ticket", "A-1"))              // 2026-W01
 	mb.Create(t, "time-entries", work(o.p1, o.t1, "2026-01-02", "duration", 1800, "ticket", "A-1"))             // 2026-W01
 	a.Create(t, "time-entries", work(o.p2, o.t2, "2026-01-05", "duration", 600, "ticket", 7))                   // 10 minutes
+	a.Create(t, "time-entries", work(o.p2, o.t2, "2026-01-07", "duration", 0, "ticket", 7))                     // 0 s: 0 however rounded
 	a.Create(t, "time-entries", M{"trackingType": "BREAK", "day": "2026-01-05", "duration": 900, "sorting": 3}) // no project
 	mb.Create(t, "time-entries", work(o.p2, o.t2, "2026-02-10", "duration", 1000, "ticket", "B"))               // 16:40
 	mb.Create(t, "time-entries", work(o.p1, o.t1, "2026-12-31", "duration", 449, "ticket", "A-1"))              // 7:29
