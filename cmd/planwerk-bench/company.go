@@ -73,6 +73,11 @@ func workdays2026() []time.Time {
 // do sends one request as the tenant's admin and returns the status,
 // the body and the response's headers.
 func (t *companyTenant) do(ctx context.Context, method, path, body string) (int, []byte, http.Header, error) {
+	return t.doAs(ctx, method, path, body, "")
+}
+
+// doAs is do asking for the media type accept ("": none named).
+func (t *companyTenant) doAs(ctx context.Context, method, path, body, accept string) (int, []byte, http.Header, error) {
 	var r io.Reader
 	if body != "" {
 		r = strings.NewReader(body)
@@ -82,6 +87,9 @@ func (t *companyTenant) do(ctx context.Context, method, path, body string) (int,
 	req.Header.Set("Authorization", "Bearer "+t.token)
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
 	}
 	resp, err := t.client.Do(req)
 	if err != nil {
@@ -267,8 +275,13 @@ type companyQuestion struct {
 
 // timed runs one request and times it.
 func timed(ctx context.Context, t *companyTenant, method, path, body string) (time.Duration, bool, error) {
+	return timedAs(ctx, t, method, path, body, "")
+}
+
+// timedAs is timed asking for the media type accept.
+func timedAs(ctx context.Context, t *companyTenant, method, path, body, accept string) (time.Duration, bool, error) {
 	start := time.Now()
-	code, b, _, err := t.do(ctx, method, path, body)
+	code, b, _, err := t.doAs(ctx, method, path, body, accept)
 	d := time.Since(start)
 	if err != nil {
 		return 0, false, err
@@ -400,6 +413,15 @@ func companyQuestions() []companyQuestion {
 					}
 				}
 				return approveTimed(ctx, t, "["+strings.Join(items, ",")+"]")
+			}},
+		companyQuestion{name: "the year's first 50,000 entries as CSV", samples: 5,
+			ask: func(ctx context.Context, t *companyTenant, i int) (time.Duration, bool, error) {
+				return timedAs(ctx, t, http.MethodGet, "/v1/time-entries?limit=50000&"+whereQ(`{"day":{">=":"2026-01-01","<=":"2026-12-31"}}`), "", "text/csv")
+			}},
+		companyQuestion{name: "the year's first 50,000 entries as XLSX", samples: 5,
+			ask: func(ctx context.Context, t *companyTenant, i int) (time.Duration, bool, error) {
+				return timedAs(ctx, t, http.MethodGet, "/v1/time-entries?limit=50000&"+whereQ(`{"day":{">=":"2026-01-01","<=":"2026-12-31"}}`), "",
+					"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
 			}},
 		companyQuestion{name: "the year, page 1 of 10,000 (skip)", samples: 10, ask: get(func(t *companyTenant, i int) string {
 			return "/v1/time-entries?limit=10000&skip=0&" + whereQ(`{"day":{">=":"2026-01-01","<=":"2026-12-31"}}`)
