@@ -15,9 +15,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 
+	"planwerk/internal/config"
 	"planwerk/internal/store"
 	"planwerk/internal/testenv"
 )
@@ -77,7 +79,10 @@ var memoryCases = []memoryCase{
 // time, a feed page ends at its byte budget.
 func TestMemory(t *testing.T) {
 	testenv.EachInTurn(t, func(t *testing.T, b testenv.Backend) {
-		srv := testenv.Start(t, b)
+		// Memory is measured here, not time: three reports of the most
+		// groups at once, beside the other tests on a loaded machine,
+		// outlast the default request timeout of 30 s.
+		srv := testenv.Start(t, b, func(c *config.Config) { c.RequestTimeout = 5 * time.Minute })
 		type written struct {
 			c    *testenv.Client
 			path string

@@ -37,19 +37,39 @@ func S3At(t testing.TB, root string) (spec, addr string) {
 		}
 		t.Skip(err.Error() + ": S3 run skipped")
 	}
-	addr = FreeAddr(t)
 	const access, secret = "planwerk-test", "planwerk-test-secret"
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "--access", access, "--secret", secret, "--port", addr, "posix", root)
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatalf("start versitygw: %v", err)
+	// The port is free when chosen, and may be taken by another test's
+	// listener before the server binds it: then the server exits, and
+	// what answers on the port is not it. A server that is gone once its
+	// port answers is started again on another port.
+	for attempt := 1; ; attempt++ {
+		addr = FreeAddr(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		cmd := exec.CommandContext(ctx, bin, "--access", access, "--secret", secret, "--port", addr, "posix", root)
+		if err := cmd.Start(); err != nil {
+			cancel()
+			t.Fatalf("start versitygw: %v", err)
+		}
+		exited := make(chan struct{})
+		go func() {
+			_ = cmd.Wait()
+			close(exited)
+		}()
+		t.Cleanup(func() {
+			cancel()
+			<-exited
+		})
+		waitListening(t, addr, 15*time.Second)
+		select {
+		case <-exited:
+			if attempt < 3 {
+				continue
+			}
+			t.Fatalf("versitygw on %s exited after its port answered, three times", addr)
+		case <-time.After(200 * time.Millisecond):
+		}
+		break
 	}
-	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
-	})
-	waitListening(t, addr, 15*time.Second)
 	s3Credentials.Do(func() {
 		// The file store reads its credentials from the environment. Every
 		// server of every test has the same ones, so they are set once
